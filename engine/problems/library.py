@@ -1,0 +1,222 @@
+"""Reads problem folders (the built-in library under assets/, and imported ones under REFINERY_HOME).
+
+Reading never executes a problem's code: it parses TOML and checks the reference's syntax and
+names with `ast`. Running `get_inputs` or compiling a C reference is `engine.problems.probe`'s job,
+in a subprocess, so that a hanging or crashing upload cannot take the caller down.
+"""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.problems.expressions import ExpressionError, evaluate
+from engine.problems.model import STRATEGIES, CArg, Config, Expectation, Implementation, Problem
+
+ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
+BUILTIN_DIR = ASSETS_DIR / "problems"
+KINDS = ("pytorch", "c")
+REQUIRED_PYTORCH_NAMES = ("Model", "get_inputs", "get_init_inputs")
+C_TYPES = {"int", "long", "float", "double", "int*", "long*", "float*", "double*"}
+
+
+class ProblemError(ValueError):
+    """A malformed problem: names the file and the cause, for the user who wrote it."""
+
+    def __init__(self, path: Path | str, cause: str) -> None:
+        super().__init__(f"{path}: {cause}")
+        self.path = Path(path)
+        self.cause = cause
+
+
+@dataclass(frozen=True)
+class LibraryScan:
+    """Every problem that loaded, and every one that did not with its reason."""
+
+    problems: tuple[Problem, ...]
+    errors: tuple[ProblemError, ...]
+
+    def by_slug(self) -> dict[str, Problem]:
+        return {p.slug: p for p in self.problems}
+
+
+def check_pytorch_reference(path: Path) -> None:
+    """Syntax and the KernelBench names, without running anything."""
+    try:
+        tree = ast.parse(path.read_text(), filename=str(path))
+    except SyntaxError as exc:
+        raise ProblemError(path, f"syntax error at line {exc.lineno}: {exc.msg}") from exc
+    defined = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    missing = [name for name in REQUIRED_PYTORCH_NAMES if name not in defined]
+    if missing:
+        raise ProblemError(path, f"missing {', '.join(missing)} (a KernelBench problem defines "
+                                 "Model, get_inputs and get_init_inputs)")
+
+
+def module_int_constants(path: Path) -> dict[str, int | float]:
+    """Module-level numeric constants of a KernelBench file: the sizes a configuration overrides."""
+    tree = ast.parse(path.read_text())
+    constants: dict[str, int | float] = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Constant) and type(node.value.value) in (int, float)):
+            constants[node.targets[0].id] = node.value.value
+    return constants
+
+
+def _require(table: dict, key: str, path: Path, kind: type | tuple = str):
+    if key not in table:
+        raise ProblemError(path, f"missing required field {key!r}")
+    if not isinstance(table[key], kind):
+        raise ProblemError(path, f"field {key!r} should be {getattr(kind, '__name__', kind)}")
+    return table[key]
+
+
+def _parse_configs(raw: list, toml_path: Path) -> tuple[Config, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ProblemError(toml_path, "no [[configs]]: a problem needs input configurations")
+    configs = []
+    for entry in raw:
+        name = _require(entry, "name", toml_path)
+        params = _require(entry, "params", toml_path, dict)
+        configs.append(Config(name=name, params=dict(params), hidden=bool(entry.get("hidden", False))))
+    names = [c.name for c in configs]
+    if len(set(names)) != len(names):
+        raise ProblemError(toml_path, f"configuration names repeat: {names}")
+    return tuple(configs)
+
+
+def _parse_implementations(raw: list, folder: Path, toml_path: Path) -> tuple[Implementation, ...]:
+    impls = []
+    for entry in raw:
+        name = _require(entry, "name", toml_path)
+        path = folder / _require(entry, "file", toml_path)
+        if not path.is_file():
+            raise ProblemError(toml_path, f"implementation {name!r}: file {path.name} does not exist")
+        strategy = _require(entry, "strategy", toml_path)
+        if strategy not in STRATEGIES:
+            raise ProblemError(toml_path, f"implementation {name!r}: unknown strategy {strategy!r}")
+        impls.append(Implementation(
+            name=name, path=path, strategy=strategy, device=entry.get("device", "cuda"),
+            summary=entry.get("summary", ""), tunables={k: list(v) for k, v in entry.get("tunables", {}).items()},
+        ))
+    return tuple(impls)
+
+
+def _parse_args(raw: list, toml_path: Path) -> tuple[CArg, ...]:
+    args = []
+    for entry in raw:
+        arg = CArg(name=_require(entry, "name", toml_path), type=_require(entry, "type", toml_path),
+                   value=entry.get("value"), size=entry.get("size"), intent=entry.get("intent", "in"),
+                   init=entry.get("init"))
+        bare = arg.type.replace("const", "").replace(" ", "")
+        if bare not in C_TYPES:
+            raise ProblemError(toml_path, f"argument {arg.name!r}: unsupported type {arg.type!r}")
+        if arg.is_array and arg.size is None:
+            raise ProblemError(toml_path, f"array argument {arg.name!r} needs a size expression")
+        if not arg.is_array and arg.value is None:
+            raise ProblemError(toml_path, f"scalar argument {arg.name!r} needs a value expression")
+        if arg.intent not in ("in", "out", "inout"):
+            raise ProblemError(toml_path, f"argument {arg.name!r}: intent must be in, out or inout")
+        args.append(arg)
+    if not any(a.intent in ("out", "inout") for a in args):
+        raise ProblemError(toml_path, "no argument has intent out or inout: nothing would be checked")
+    return tuple(args)
+
+
+def _check_expressions(problem: Problem, toml_path: Path) -> None:
+    for config in problem.configs:
+        exprs = [problem.flops_expr, problem.bytes_expr]
+        exprs += [a.size for a in problem.args] + [a.value for a in problem.args]
+        for expr in filter(None, exprs):
+            try:
+                evaluate(expr, config.params)
+            except ExpressionError as exc:
+                raise ProblemError(toml_path, f"configuration {config.name!r}: {exc}") from exc
+
+
+def load_problem(folder: Path, source: str = "builtin") -> Problem:
+    """Parse one problem folder; raises ProblemError naming the offending file."""
+    folder = Path(folder)
+    toml_path = folder / "problem.toml"
+    if not toml_path.is_file():
+        raise ProblemError(folder, "no problem.toml")
+    try:
+        meta = tomllib.loads(toml_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ProblemError(toml_path, f"invalid TOML: {exc}") from exc
+    kind = _require(meta, "kind", toml_path)
+    if kind not in KINDS:
+        raise ProblemError(toml_path, f"kind must be one of {KINDS}, not {kind!r}")
+    reference = folder / ("reference.py" if kind == "pytorch" else "reference.c")
+    if not reference.is_file():
+        raise ProblemError(folder, f"missing {reference.name}")
+    if kind == "pytorch":
+        check_pytorch_reference(reference)
+    model = meta.get("model", {})
+    inputs_path = folder / "inputs.py"
+    problem = Problem(
+        slug=folder.name, kind=kind, title=_require(meta, "title", toml_path), folder=folder,
+        reference_path=reference, description=meta.get("description", ""), tags=tuple(meta.get("tags", ())),
+        dtype=meta.get("dtype", "float32"), rtol=meta.get("rtol"), atol=meta.get("atol"),
+        configs=_parse_configs(meta.get("configs", []), toml_path),
+        implementations=_parse_implementations(meta.get("implementations", []), folder, toml_path),
+        expectations=tuple(Expectation(e["faster"], e["slower"]) for e in meta.get("expectations", [])),
+        flops_expr=model.get("flops"), bytes_expr=model.get("bytes"),
+        allowed_torch_ops=tuple(meta.get("allowed_torch_ops", ())), source=meta.get("source", source),
+        entry=meta.get("entry") if kind == "c" else None,
+        args=_parse_args(meta.get("args", []), toml_path) if kind == "c" else (),
+        inputs_path=inputs_path if inputs_path.is_file() else None,
+    )
+    if kind == "c" and not problem.entry:
+        raise ProblemError(toml_path, "a C problem needs `entry`, the reference function's name")
+    impl_names = {i.name for i in problem.implementations}
+    for expectation in problem.expectations:
+        for name in (expectation.faster, expectation.slower):
+            if name not in impl_names:
+                raise ProblemError(toml_path, f"expectation names unknown implementation {name!r}")
+    _check_expressions(problem, toml_path)
+    return problem
+
+
+def scan(root: Path, source: str = "builtin") -> LibraryScan:
+    """Every problem folder under `root/<kind>/`; a broken one is reported and the rest still load."""
+    problems, errors = [], []
+    for kind in KINDS:
+        base = Path(root) / kind
+        if not base.is_dir():
+            continue
+        for folder in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+            try:
+                problems.append(load_problem(folder, source))
+            except ProblemError as exc:
+                errors.append(exc)
+    return LibraryScan(tuple(problems), tuple(errors))
+
+
+def imported_root() -> Path:
+    from engine.settings import get_settings
+
+    return get_settings().imported_problems_dir
+
+
+def scan_all() -> LibraryScan:
+    """The built-in library plus everything imported into this REFINERY_HOME."""
+    builtin, imported = scan(BUILTIN_DIR), scan(imported_root(), source="import")
+    return LibraryScan(builtin.problems + imported.problems, builtin.errors + imported.errors)
+
+
+def get_problem(slug: str) -> Problem:
+    for root, source in ((BUILTIN_DIR, "builtin"), (imported_root(), "import")):
+        for kind in KINDS:
+            folder = Path(root) / kind / slug
+            if folder.is_dir():
+                return load_problem(folder, source)
+    raise KeyError(f"no problem with slug {slug!r}")

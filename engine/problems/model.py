@@ -1,0 +1,161 @@
+"""The problem record: what a program computes, on which inputs, and how fast it could possibly run."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.problems.expressions import evaluate
+
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    # (rtol, atol): float32 kernels with another summation order land far below 1e-4.
+    "float64": (1e-7, 1e-9),
+    "float32": (1e-4, 1e-5),
+    "tf32": (5e-3, 5e-4),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (2e-2, 1e-2),
+    "int32": (0.0, 0.0),
+    "int64": (0.0, 0.0),
+}
+
+STRATEGIES = (
+    "naive", "coalesced", "shared-tiling", "register-tiling", "vectorized", "warp-shuffle",
+    "grid-stride", "fusion", "tensor-core", "loop-unrolling", "cpu-naive", "cpu-blocked",
+    "cpu-vectorized", "other",
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """One input configuration; hidden ones are checked but never shown in a prompt."""
+
+    name: str
+    params: dict[str, int | float]
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
+class Implementation:
+    """A shipped candidate with a known strategy, and the constants a proposer may retune."""
+
+    name: str
+    path: Path
+    strategy: str
+    device: str = "cuda"
+    summary: str = ""
+    tunables: dict[str, list[int | float]] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        return self.path.read_text()
+
+    @property
+    def language(self) -> str:
+        return {".py": "python", ".cu": "cuda", ".c": "c"}[self.path.suffix]
+
+
+@dataclass(frozen=True)
+class CArg:
+    """One parameter of a C problem's entry point, in order."""
+
+    name: str
+    type: str
+    value: str | None = None  # scalars: expression over the params
+    size: str | None = None  # arrays: element count expression
+    intent: str = "in"  # in | out | inout
+    init: str | None = None
+
+    @property
+    def is_array(self) -> bool:
+        return self.type.rstrip().endswith("*")
+
+    @property
+    def base_type(self) -> str:
+        return self.type.replace("const", "").replace("*", "").strip()
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """A speed order the strategies promise: `faster` beats `slower` on the largest configuration."""
+
+    faster: str
+    slower: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    slug: str
+    kind: str  # pytorch | c
+    title: str
+    folder: Path
+    reference_path: Path
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    dtype: str = "float32"
+    rtol: float | None = None
+    atol: float | None = None
+    configs: tuple[Config, ...] = ()
+    implementations: tuple[Implementation, ...] = ()
+    expectations: tuple[Expectation, ...] = ()
+    flops_expr: str | None = None
+    bytes_expr: str | None = None
+    allowed_torch_ops: tuple[str, ...] = ()
+    source: str = "builtin"  # builtin | kernelbench | upload
+    entry: str | None = None  # c problems
+    args: tuple[CArg, ...] = ()
+    inputs_path: Path | None = None
+
+    @property
+    def reference_source(self) -> str:
+        return self.reference_path.read_text()
+
+    @property
+    def tolerance(self) -> tuple[float, float]:
+        rtol, atol = DEFAULT_TOLERANCES.get(self.dtype, DEFAULT_TOLERANCES["float32"])
+        return (self.rtol if self.rtol is not None else rtol, self.atol if self.atol is not None else atol)
+
+    @property
+    def visible_configs(self) -> tuple[Config, ...]:
+        return tuple(c for c in self.configs if not c.hidden)
+
+    @property
+    def hidden_configs(self) -> tuple[Config, ...]:
+        return tuple(c for c in self.configs if c.hidden)
+
+    def config(self, name: str) -> Config:
+        for c in self.configs:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.slug} has no configuration {name!r}")
+
+    def implementation(self, name: str) -> Implementation:
+        for impl in self.implementations:
+            if impl.name == name:
+                return impl
+        raise KeyError(f"{self.slug} has no implementation {name!r}")
+
+    def flops(self, config: Config) -> float | None:
+        return None if self.flops_expr is None else float(evaluate(self.flops_expr, config.params))
+
+    def min_bytes(self, config: Config) -> float | None:
+        return None if self.bytes_expr is None else float(evaluate(self.bytes_expr, config.params))
+
+    def arithmetic_intensity(self, config: Config) -> float | None:
+        flops, nbytes = self.flops(config), self.min_bytes(config)
+        return None if not flops or not nbytes else flops / nbytes
+
+    @property
+    def largest_config(self) -> Config:
+        """The configuration with the most minimum bytes (or the last one listed without a model)."""
+        if self.bytes_expr is None:
+            return self.configs[-1]
+        return max(self.configs, key=lambda c: self.min_bytes(c) or 0.0)
+
+    @property
+    def content_hash(self) -> str:
+        digest = hashlib.sha256()
+        for path in sorted(p for p in self.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(path.relative_to(self.folder).as_posix().encode())
+            digest.update(path.read_bytes())
+        return digest.hexdigest()[:16]
