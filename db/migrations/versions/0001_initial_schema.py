@@ -1,7 +1,7 @@
 """initial schema
 
 Revision ID: 0001
-Revises: 
+Revises: (none)
 Create Date: 2026-12-02 16:07:13.084040
 """
 

@@ -1,0 +1,17 @@
+"""The `refinery` command line. Each group lives beside the code it drives (`engine/<pkg>/commands.py`)
+and registers itself here, so this file stays a table of contents."""
+
+from __future__ import annotations
+
+import typer
+
+from engine.problems import commands as problem_commands
+
+app = typer.Typer(help="Kernel Refinery: refine GPU kernels, label candidates, train rankers, export datasets.",
+                  no_args_is_help=True, pretty_exceptions_show_locals=False)
+
+problem_commands.register(app)
+
+
+if __name__ == "__main__":
+    app()

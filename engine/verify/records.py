@@ -1,0 +1,101 @@
+"""What verification returns: one verdict per candidate with the evidence a user needs to see why.
+
+These records cross the process boundary (worker → parent → DB), so they are plain dataclasses
+of JSON-friendly values; `to_json()` gives what the `evaluation` table stores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    COMPILE_ERROR = "compile_error"
+    LOAD_ERROR = "load_error"
+    RUNTIME_ERROR = "runtime_error"  # includes CUDA faults and worker crashes
+    TIMEOUT = "timeout"
+    INCORRECT = "incorrect"
+    INTEGRITY_VIOLATION = "integrity_violation"
+    CORRECT = "correct"
+    NEEDS_GPU = "needs_gpu"  # compiled and analysed on a machine with no GPU; not executed
+
+    @property
+    def is_failure(self) -> bool:
+        return self not in (Verdict.CORRECT, Verdict.NEEDS_GPU)
+
+
+@dataclass
+class TimingStats:
+    """Per-launch CUDA-event (or host-clock on CPU) times of one callable on one configuration."""
+
+    median_us: float
+    iqr_us: float
+    mean_us: float
+    min_us: float
+    trials: int
+    wall_us: float | None = None  # device-synchronised wall time per call, the cross-check
+
+    @property
+    def cv(self) -> float:
+        return self.iqr_us / 1.349 / self.median_us if self.median_us else 0.0
+
+
+@dataclass
+class ConfigResult:
+    name: str
+    hidden: bool
+    ok: bool
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    first_mismatch: str | None = None  # "output 0 at [12, 7]: got 0.5, expected 0.25"
+    message: str = ""
+    candidate: TimingStats | None = None
+    baselines: dict[str, TimingStats] = field(default_factory=dict)  # eager, compile, c-reference, naive-cuda
+
+
+@dataclass
+class IntegrityFinding:
+    check: str  # e.g. "output-poison", "input-mutation", "result-caching", "kernel-coverage"
+    passed: bool
+    detail: str = ""
+
+
+@dataclass
+class KernelLaunch:
+    """A GPU kernel the profiler saw while the candidate ran, and its share of the GPU time."""
+
+    name: str
+    calls: int
+    total_us: float
+    share: float
+    own: bool  # compiled from the candidate's source (not a torch/aten kernel)
+
+
+@dataclass
+class EvaluationResult:
+    verdict: Verdict
+    message: str
+    log: str = ""
+    configs: list[ConfigResult] = field(default_factory=list)
+    integrity: list[IntegrityFinding] = field(default_factory=list)
+    kernels: list[KernelLaunch] = field(default_factory=list)
+    timed_config: str | None = None
+    candidate_us: float | None = None
+    baseline_us: float | None = None
+    baseline_name: str | None = None
+    speedup: float | None = None
+    device: str | None = None
+    flagged: bool = False
+    flag_reason: str = ""
+    build_seconds: float | None = None
+    seeds: list[int] = field(default_factory=list)
+
+    @property
+    def own_kernel_share(self) -> float | None:
+        return sum(k.share for k in self.kernels if k.own) if self.kernels else None
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["verdict"] = str(self.verdict)
+        return data
