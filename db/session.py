@@ -48,7 +48,8 @@ def migrate(engine: Engine) -> None:
     migrations = Path(__file__).parent / "migrations"
     config = Config()
     config.set_main_option("script_location", str(migrations))
-    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    # configparser interpolates "%": URLs with encoded options need it doubled.
+    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

@@ -1,0 +1,7 @@
+/* Row-major walk: reads are sequential, every write lands on a different cache line. */
+void kernel_transpose(int rows, int cols, const float *in, float *out)
+{
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++)
+            out[(long)c * rows + r] = in[(long)r * cols + c];
+}

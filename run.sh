@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The two entry points the README names: `./run.sh dashboard` and `./run.sh test`.
+# Each makes .venv on first use and installs the project into it, so a fresh clone needs nothing else.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+PYTHON=${PYTHON:-python3}
+VENV=${REFINERY_VENV:-.venv}
+
+ensure_venv() {
+    local extras=$1
+    local stamp="$VENV/.installed-$extras"
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PYTHON" -m venv "$VENV"
+    fi
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+        "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+        "$VENV/bin/python" -m pip install -q -e ".[$extras]"
+        touch "$stamp"
+    fi
+}
+
+start_postgres() {
+    # A throwaway PostgreSQL on loopback for the DB tests, when its binaries are on this machine.
+    [ -n "${REFINERY_TEST_POSTGRES_URL:-}" ] && return 0
+    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+    [ -x "$PG_BIN/initdb" ] || { echo "PostgreSQL binaries not found: PostgreSQL tests will be skipped"; return 0; }
+    PGDATA=$(mktemp -d /tmp/refinery-pg.XXXXXX)
+    local port=$((20000 + RANDOM % 20000))
+    PG_RUNAS=()
+    if [ "$(id -u)" = 0 ]; then
+        id postgres >/dev/null 2>&1 || useradd -r -M postgres
+        chown postgres "$PGDATA"
+        PG_RUNAS=(runuser -u postgres --)
+    fi
+    "${PG_RUNAS[@]}" "$PG_BIN/initdb" -D "$PGDATA" -U refinery -A trust >/dev/null
+    "${PG_RUNAS[@]}" "$PG_BIN/pg_ctl" -D "$PGDATA" -o "-p $port -k $PGDATA -c listen_addresses=127.0.0.1" \
+        -l "$PGDATA/log" -w start >/dev/null
+    trap '"${PG_RUNAS[@]}" "$PG_BIN/pg_ctl" -D "$PGDATA" -m fast stop >/dev/null 2>&1 || true' EXIT
+    export REFINERY_TEST_POSTGRES_URL="postgresql://refinery@127.0.0.1:$port/postgres"
+    echo "PostgreSQL for tests at $REFINERY_TEST_POSTGRES_URL"
+}
+
+case "${1:-}" in
+    dashboard)
+        ensure_venv "test"
+        shift
+        exec "$VENV/bin/streamlit" run app/main.py --server.headless true --server.fileWatcherType none "$@"
+        ;;
+    test)
+        ensure_venv "test"
+        shift
+        start_postgres
+        set +e
+        "$VENV/bin/python" -m pytest "$@"
+        code=$?
+        set -e
+        # pytest exits 5 when it collected no test (e.g. a -k that matches nothing): not a failure of ours.
+        [ "$code" = 5 ] && { echo "pytest collected no tests"; code=0; }
+        exit "$code"
+        ;;
+    *)
+        echo "usage: ./run.sh dashboard | test [pytest args]" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,54 @@
+"""Shared fixtures: an isolated REFINERY_HOME per test, and markers that skip where the machine lacks
+what a test needs (a GPU, the PostgreSQL server .ci/run starts) with the reason printed."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import pytest
+
+
+@functools.cache
+def gpu_present() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except Exception:  # noqa: BLE001 - any failure to see a GPU means "no GPU" here
+        return False
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    skip_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU (run on the device machine)")
+    skip_pg = pytest.mark.skip(reason="REFINERY_TEST_POSTGRES_URL not set (./run.sh test starts a server)")
+    for item in items:
+        if "gpu" in item.keywords and not gpu_present():
+            item.add_marker(skip_gpu)
+        if "postgres" in item.keywords and not os.environ.get("REFINERY_TEST_POSTGRES_URL"):
+            item.add_marker(skip_pg)
+
+
+@pytest.fixture
+def refinery_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh data folder and SQLite database for one test."""
+    from db.session import reset_engines
+    from engine.settings import get_settings
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("REFINERY_HOME", str(home))
+    monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)
+    get_settings.cache_clear()
+    reset_engines()
+    yield home
+    reset_engines()
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    url = os.environ.get("REFINERY_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("REFINERY_TEST_POSTGRES_URL not set (./run.sh test starts a server)")
+    return url
