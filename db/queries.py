@@ -188,6 +188,16 @@ class RooflineRow:
 
 
 @dataclass(frozen=True)
+class TimingRow:
+    """Per-configuration results of a candidate's latest evaluation (for a roofline from the model)."""
+
+    candidate_id: int
+    step: int | None
+    verdict: str | None
+    configs: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class EventRow:
     id: int
     kind: str
@@ -375,6 +385,19 @@ def run_roofline(run_id: int, limit: int = 20_000, url: str | None = None) -> li
             .outerjoin(Evaluation, Evaluation.id == latest_eval.c.eid)
             .order_by(Candidate.id.asc()).limit(limit)).all()
     return [RooflineRow(candidate_id=r[0], step=r[1], verdict=r[2], data=dict(r[3] or {})) for r in rows]
+
+
+def run_timings(run_id: int, limit: int = 20_000, url: str | None = None) -> list[TimingRow]:
+    """Per-configuration results of the run's correct candidates, which are the timed ones."""
+    latest = _latest_evaluation_ids([run_id])
+    with session_scope(url) as session:
+        rows = session.exec(
+            select(Candidate.id, Candidate.step, Evaluation.verdict, Evaluation.configs)
+            .join(latest, latest.c.candidate_id == Candidate.id)
+            .join(Evaluation, Evaluation.id == latest.c.eid)
+            .where(Candidate.run_id == run_id, Evaluation.verdict == "correct")
+            .order_by(Candidate.id.asc()).limit(limit)).all()
+    return [TimingRow(candidate_id=r[0], step=r[1], verdict=r[2], configs=list(r[3] or [])) for r in rows]
 
 
 def _evaluation_view(ev: Evaluation) -> EvaluationView:

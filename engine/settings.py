@@ -18,18 +18,11 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from engine.reward import RewardWeights
+
 
 def _default_home() -> Path:
     return Path(platformdirs.user_data_dir("kernel-refinery", appauthor=False))
-
-
-class RewardWeights(BaseSettings):
-    """Weights of the unified reward's components; each component is also stored on its own."""
-
-    speed: float = 1.0
-    structural: float = 0.2
-    coverage: float = 0.1
-    ranker: float = 0.2
 
 
 class Settings(BaseSettings):

@@ -1,0 +1,124 @@
+"""Altair charts of a run: speedup over rounds, the roofline, the search tree.
+
+Each takes already-shaped frames (see `chartdata`) and returns a chart; the verdict colour scale
+is shared so a point means the same thing in all three. The selected candidate is drawn larger,
+ringed, on top.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from app.components.chartdata import Ceilings, roof_lines
+from app.components.style import PRIMARY, VERDICT_COLORS, VERDICT_ORDER
+
+alt.data_transformers.disable_max_rows()  # the frames are thinned to a point budget beforehand
+
+VERDICT_SCALE = alt.Scale(domain=list(VERDICT_ORDER), range=[VERDICT_COLORS[v] for v in VERDICT_ORDER])
+VERDICT_LEGEND = alt.Legend(title="verdict", orient="bottom", columns=5, symbolType="circle")
+_TOOLTIP = [alt.Tooltip("candidate_id:Q", title="candidate"), alt.Tooltip("step:Q", title="round"),
+            alt.Tooltip("verdict_words:N", title="verdict"), alt.Tooltip("strategy:N", title="strategy")]
+
+
+def _selected(frame: pd.DataFrame, selected: int | None) -> pd.DataFrame:
+    return frame[frame["candidate_id"] == selected] if selected is not None else frame.iloc[0:0]
+
+
+def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None, height: int = 300) -> alt.Chart:
+    """Speedup per candidate over rounds (log scale), the best so far, 1× marked; a verdict strip below."""
+    timed = frame[frame["speedup"].notna() & (frame["speedup"] > 0)]
+    x = alt.X("step:Q", title="round", axis=alt.Axis(tickMinStep=1, format="d"))
+    base = alt.Chart(timed)
+    points = base.mark_circle(size=70, opacity=0.85).encode(
+        x=x, y=alt.Y("speedup:Q", title="speedup vs baseline (×)", scale=alt.Scale(type="log")),
+        color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=VERDICT_LEGEND),
+        tooltip=[*_TOOLTIP, alt.Tooltip("speedup:Q", format=".3f", title="speedup")],
+    )
+    one = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4], color="#7b8794").encode(y="y:Q")
+    layers = [one, points]
+    if not best.empty:
+        layers.insert(1, alt.Chart(best).mark_line(interpolate="step-after", color=PRIMARY, strokeWidth=2).encode(
+            x="step:Q", y="best:Q", tooltip=[alt.Tooltip("best:Q", format=".3f", title="best so far")]))
+    highlight = _selected(timed, selected)
+    if not highlight.empty:
+        layers.append(alt.Chart(highlight).mark_point(size=260, filled=False, strokeWidth=2.5, color="#111827")
+                      .encode(x="step:Q", y="speedup:Q"))
+    top = alt.layer(*layers).properties(height=height)
+    strip = alt.Chart(frame).mark_tick(thickness=3, size=14).encode(
+        x=x, y=alt.Y("verdict:N", title=None, sort=list(VERDICT_ORDER), axis=alt.Axis(labels=False, ticks=False)),
+        color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=None), tooltip=_TOOLTIP,
+    ).properties(height=46, title=alt.TitleParams("every candidate by verdict", fontSize=11, anchor="start"))
+    return alt.vconcat(top, strip, spacing=8).resolve_scale(x="shared")
+
+
+def roofline_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: int | None,
+                   height: int = 380) -> alt.LayerChart:
+    """Log-log roofline: memory and compute roofs per precision, candidates coloured by verdict."""
+    plotted = points[points["ai"].notna() & points["gflops"].notna()]
+    lo = float(plotted["ai"].min()) / 4 if not plotted.empty else 0.01
+    hi = float(plotted["ai"].max()) * 4 if not plotted.empty else 1000.0
+    for ceiling in ceilings:  # reach past the ridge points so every roof's corner shows
+        if ceiling.bandwidth_bytes_per_s:
+            for peak in ceiling.flops_per_s.values():
+                hi = max(hi, peak / ceiling.bandwidth_bytes_per_s * 4)
+    roofs = roof_lines(ceilings, (lo, hi))
+    x = alt.X("ai:Q", title="arithmetic intensity (FLOP / byte)", scale=alt.Scale(type="log"))
+    y = alt.Y("gflops:Q", title="achieved GFLOP/s", scale=alt.Scale(type="log"))
+    layers = []
+    if not roofs.empty:
+        layers.append(alt.Chart(roofs).mark_line(strokeWidth=1.6, opacity=0.9).encode(
+            x=x, y=y, strokeDash=alt.StrokeDash("roof:N", legend=alt.Legend(title="roof", orient="right")),
+            color=alt.value("#52606d"), tooltip=[alt.Tooltip("roof:N")]))
+    layers.append(alt.Chart(plotted).mark_circle(size=80, opacity=0.85).encode(
+        x=x, y=y, color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=VERDICT_LEGEND),
+        tooltip=[alt.Tooltip("candidate_id:Q", title="candidate"), alt.Tooltip("step:Q", title="round"),
+                 alt.Tooltip("verdict_words:N", title="verdict"), alt.Tooltip("config:N"),
+                 alt.Tooltip("ai:Q", format=".3g", title="FLOP/byte"), alt.Tooltip("gflops:Q", format=".4g"),
+                 alt.Tooltip("gbps:Q", format=".4g", title="GB/s"), alt.Tooltip("bound:N"),
+                 alt.Tooltip("pct_of_roof:Q", format=".1f", title="% of roof"), alt.Tooltip("bottleneck:N")]))
+    highlight = _selected(plotted, selected)
+    if not highlight.empty:
+        layers.append(alt.Chart(highlight).mark_point(size=320, filled=False, strokeWidth=2.5, color="#111827")
+                      .encode(x=x, y=y))
+    return alt.layer(*layers).resolve_scale(color="independent", strokeDash="independent").properties(height=height)
+
+
+def bandwidth_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: int | None,
+                    height: int = 340) -> alt.LayerChart:
+    """For problems that do no arithmetic (copies, transposes) the roof is DRAM bandwidth alone."""
+    plotted = points[points["gbps"].notna()]
+    x = alt.X("step:Q", title="round", axis=alt.Axis(tickMinStep=1, format="d"))
+    y = alt.Y("gbps:Q", title="achieved GB/s (minimum bytes / time)")
+    layers = [alt.Chart(plotted).mark_circle(size=80, opacity=0.85).encode(
+        x=x, y=y, color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=VERDICT_LEGEND),
+        tooltip=[alt.Tooltip("candidate_id:Q", title="candidate"), alt.Tooltip("config:N"),
+                 alt.Tooltip("gbps:Q", format=".4g", title="GB/s")])]
+    roofs = [{"gbps": c.bandwidth_bytes_per_s / 1e9, "roof": f"DRAM {c.bandwidth_bytes_per_s / 1e12:.2f} TB/s "
+              f"({c.source})"} for c in ceilings if c.bandwidth_bytes_per_s]
+    if roofs:
+        layers.insert(0, alt.Chart(pd.DataFrame(roofs)).mark_rule(strokeDash=[6, 3], color="#52606d").encode(
+            y="gbps:Q", tooltip=["roof:N"]))
+    highlight = _selected(plotted, selected)
+    if not highlight.empty:
+        layers.append(alt.Chart(highlight).mark_point(size=320, filled=False, strokeWidth=2.5, color="#111827")
+                      .encode(x=x, y=y))
+    return alt.layer(*layers).properties(height=height)
+
+
+def tree_chart(nodes: pd.DataFrame, edges: pd.DataFrame, selected: int | None) -> alt.LayerChart:
+    """The search tree left to right: depth across, siblings stacked; size grows with speedup."""
+    height = int(min(900, max(220, 18 * (nodes["y"].max() + 1 if not nodes.empty else 1))))
+    x = alt.X("x:Q", title="depth (rounds from the root)", axis=alt.Axis(tickMinStep=1, format="d"))
+    y = alt.Y("y:Q", title=None, axis=None, scale=alt.Scale(reverse=True))
+    layers = [alt.Chart(edges).mark_rule(color="#9aa5b1", strokeWidth=1.2).encode(x=x, y=y, x2="x2:Q", y2="y2:Q")]
+    sized = nodes.assign(size=nodes["speedup"].fillna(0.5).clip(0.25, 20))
+    layers.append(alt.Chart(sized).mark_circle(opacity=0.95, stroke="white", strokeWidth=1).encode(
+        x=x, y=y, color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=VERDICT_LEGEND),
+        size=alt.Size("size:Q", scale=alt.Scale(type="sqrt", range=[40, 420]), legend=None),
+        tooltip=[*_TOOLTIP, alt.Tooltip("speedup:Q", format=".3f"), alt.Tooltip("parent_id:Q", title="parent")]))
+    highlight = _selected(nodes, selected)
+    if not highlight.empty:
+        layers.append(alt.Chart(highlight).mark_point(size=520, filled=False, strokeWidth=2.5, color="#111827")
+                      .encode(x=x, y=y))
+    return alt.layer(*layers).properties(height=height)

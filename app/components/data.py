@@ -1,0 +1,100 @@
+"""Cached reads for the pages, and the process-wide event watcher.
+
+A live run view reruns several times a second, so its reads are cached on a run's fingerprint
+(`RunProgress.version`): the cache answers until a new round, verdict or event changes it, and
+10k stored candidates cost one query per change, not one per rerun. Lists without a fingerprint
+get a short time-to-live instead.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.components.events import EventWatcher
+from db import queries
+from engine.problems import LibraryScan, Problem, get_problem, scan_all
+
+
+@st.cache_resource(show_spinner=False, on_release=lambda watcher: watcher.stop())
+def get_watcher() -> EventWatcher:
+    """One watchdog observer for the whole server, shared by every session."""
+    return EventWatcher()
+
+
+@st.cache_data(ttl=60, show_spinner="Reading the problem library…")
+def library() -> LibraryScan:
+    return scan_all()
+
+
+@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+def problem(slug: str) -> Problem | None:
+    try:
+        return get_problem(slug)
+    except (KeyError, ValueError):
+        return None
+
+
+@st.cache_data(ttl=5, max_entries=64, show_spinner="Loading runs…")
+def runs_page(flt: queries.RunFilter, page: int, page_size: int) -> queries.Page[queries.RunSummary]:
+    return queries.list_runs(flt, page, page_size)
+
+
+@st.cache_data(ttl=10, show_spinner=False)
+def run_options() -> queries.RunOptions:
+    return queries.run_options()
+
+
+@st.cache_data(ttl=10, show_spinner="Finding the best result per problem…")
+def best_per_problem(recorded: bool | None = None) -> list[queries.BestResult]:
+    return queries.best_per_problem(recorded=recorded)
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def recent_runs(limit: int = 200) -> list[queries.RunSummary]:
+    return queries.recent_runs(limit)
+
+
+def run_progress(run_id: int) -> queries.RunProgress | None:
+    """Uncached on purpose: this is the fingerprint the cached reads below are keyed on."""
+    return queries.run_progress(run_id)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def run_summary(run_id: int, version: tuple) -> queries.RunSummary | None:
+    return queries.get_run(run_id)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def run_rounds(run_id: int, version: tuple, page: int, page_size: int) -> queries.Page[queries.RoundRow]:
+    return queries.run_rounds(run_id, page, page_size)
+
+
+@st.cache_data(max_entries=16, show_spinner="Loading the run's candidates…")
+def run_points(run_id: int, version: tuple) -> list[queries.RoundRow]:
+    return queries.run_points(run_id)
+
+
+@st.cache_data(max_entries=16, show_spinner="Loading roofline data…")
+def run_roofline(run_id: int, version: tuple) -> list[queries.RooflineRow]:
+    return queries.run_roofline(run_id)
+
+
+@st.cache_data(max_entries=16, show_spinner="Loading timings…")
+def run_timings(run_id: int, version: tuple) -> list[queries.TimingRow]:
+    return queries.run_timings(run_id)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def run_events(run_id: int, version: tuple, limit: int = 30) -> list[queries.EventRow]:
+    return queries.run_events(run_id, limit)
+
+
+@st.cache_data(max_entries=128, show_spinner="Loading the candidate…")
+def candidate(candidate_id: int, version: tuple) -> queries.CandidateDetail | None:
+    return queries.candidate_detail(candidate_id)
+
+
+def clear_library() -> None:
+    """After an import: the library scan and problem lookups are stale."""
+    library.clear()
+    problem.clear()

@@ -1,0 +1,139 @@
+"""Tables for one round: per-configuration correctness and time, and the diagnostics.
+
+The frames are built by pure functions that accept whatever keys the analysis stored (it grows
+over time), so a new metric shows up as a new column instead of breaking the page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.components.chartdata import per_config
+from app.components.style import fmt_number, fmt_us
+from db.queries import CandidateDetail, DiagnosticView
+
+_MIX_KEYS = ("instruction_mix", "mix", "instructions", "sass_mix")
+_KERNEL_NAME_KEYS = ("name", "kernel", "function")
+
+
+def flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as dotted keys; lists of scalars joined; used for ncu and energy blobs."""
+    flat: dict[str, Any] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            flat.update(flatten(value, f"{prefix}{key}."))
+    elif isinstance(data, list) and data and all(isinstance(v, dict) for v in data):
+        for i, value in enumerate(data):
+            label = next((str(value[k]) for k in _KERNEL_NAME_KEYS if k in value), str(i))
+            flat.update(flatten({k: v for k, v in value.items() if k not in _KERNEL_NAME_KEYS}, f"{prefix}{label}."))
+    else:
+        flat[prefix.rstrip(".")] = ", ".join(map(str, data)) if isinstance(data, list) else data
+    return flat
+
+
+def key_value_frame(data: dict[str, Any]) -> pd.DataFrame:
+    flat = flatten(data)
+    return pd.DataFrame({"metric": list(flat), "value": [fmt_number(v) for v in flat.values()]})
+
+
+def _time(stats: Any) -> float | None:
+    if isinstance(stats, dict):
+        value = stats.get("median_us")
+        return float(value) if isinstance(value, int | float) else None
+    return None
+
+
+def configs_frame(configs: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per configuration: hidden or not, correct or not, errors, candidate and baseline times."""
+    rows = []
+    for config in configs:
+        candidate_us = _time(config.get("candidate"))
+        row = {
+            "configuration": config.get("name", "?"), "hidden": bool(config.get("hidden")),
+            "correct": "yes" if config.get("ok") else "no",
+            "max abs error": config.get("max_abs_error"), "max rel error": config.get("max_rel_error"),
+            "first mismatch": config.get("first_mismatch") or config.get("message") or "",
+            "candidate": fmt_us(candidate_us),
+        }
+        baselines = config.get("baselines") or {}
+        for name, stats in baselines.items():
+            row[f"baseline {name}"] = fmt_us(_time(stats))
+        first = next((_time(s) for s in baselines.values() if _time(s)), None)
+        row["speedup"] = f"{first / candidate_us:.2f}×" if first and candidate_us else "–"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def kernels_frames(kernels: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(resources per kernel, instruction mix per kernel) from the static analysis."""
+    resources, mixes = [], []
+    for i, kernel in enumerate(kernels):
+        name = next((str(kernel[k]) for k in _KERNEL_NAME_KEYS if k in kernel), f"kernel {i}")
+        row: dict[str, Any] = {"kernel": name}
+        for key, value in kernel.items():
+            if key in _KERNEL_NAME_KEYS:
+                continue
+            if key in _MIX_KEYS and isinstance(value, dict):
+                mixes.append({"kernel": name, **{k: fmt_number(v) for k, v in value.items()}})
+            elif isinstance(value, dict):
+                row.update({f"{key}.{k}": fmt_number(v) for k, v in flatten(value).items()})
+            elif key == "occupancy" and isinstance(value, float) and value <= 1:
+                row[key] = f"{value:.0%}"
+            else:
+                row[key] = fmt_number(value)
+        resources.append(row)
+    return pd.DataFrame(resources), pd.DataFrame(mixes)
+
+
+def roofline_table(data: dict[str, Any]) -> pd.DataFrame:
+    rows = []
+    for name, point in per_config(data).items():
+        rows.append({
+            "configuration": name, "FLOP/byte": fmt_number(point.get("arithmetic_intensity")),
+            "GFLOP/s": fmt_number((point.get("achieved_flops") or 0) / 1e9),
+            "GB/s": fmt_number((point.get("achieved_bytes_per_s") or 0) / 1e9),
+            "bound": point.get("bound", ""), "% of roof": fmt_number(point.get("pct_of_roof")),
+            "bottleneck": point.get("bottleneck", ""),
+        })
+    return pd.DataFrame(rows)
+
+
+def _table(frame: pd.DataFrame) -> None:
+    st.dataframe(frame, hide_index=True, width="stretch")
+
+
+def _section(title: str, diag: DiagnosticView | None, empty: str) -> bool:
+    st.markdown(f"**{title}**" + (f" · bottleneck: `{diag.bottleneck}`" if diag and diag.bottleneck else ""))
+    if diag is None:
+        st.caption(empty)
+        return False
+    return True
+
+
+def show_diagnostics(detail: CandidateDetail) -> None:
+    """Registers, occupancy and its limiter, instruction mix, ncu metrics, energy, roofline."""
+    static = detail.diagnostic("static")
+    if _section("Static analysis (ptxas, SASS, source)", static,
+                "No static analysis stored for this candidate (it may not have compiled)."):
+        resources, mix = kernels_frames(list(static.data.get("kernels") or []))
+        if not resources.empty:
+            _table(resources)
+        if not mix.empty:
+            st.caption("Instruction mix per kernel")
+            _table(mix)
+        features = static.data.get("features") or {}
+        if features:
+            with st.expander(f"Source and binary features ({len(features)})"):
+                _table(key_value_frame(features))
+    ncu = detail.diagnostic("ncu")
+    if _section("Nsight Compute metrics", ncu, "No ncu profile: profiling runs on a GPU, within its time budget."):
+        _table(key_value_frame(ncu.data))
+    energy = detail.diagnostic("energy")
+    if _section("Energy (NVML)", energy, "No energy reading for this candidate."):
+        _table(key_value_frame(energy.data))
+    roofline = detail.diagnostic("roofline")
+    if _section("Roofline per configuration", roofline, "No roofline: it needs timed runs."):
+        _table(roofline_table(roofline.data))

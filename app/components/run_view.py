@@ -1,0 +1,351 @@
+"""The Run (live) page's parts: header, controls, live updates, round list, round panel, charts.
+
+Live updates: a small fragment reruns every LIVE_INTERVAL_S while the run is active and compares
+the watcher's newest event number with the one the page was drawn from; only when they differ
+does it rerun the page, whose reads are cached on the run's fingerprint. So an idle live view
+costs a dictionary lookup per tick, and a new round costs one read of what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from app.components import chartdata, charts, data, engine_api
+from app.components.code import language_of, show_code, show_diff
+from app.components.diagnostics import configs_frame, show_diagnostics
+from app.components.errors import shown_errors
+from app.components.style import (
+    fmt_speedup,
+    fmt_us,
+    recorded_badge,
+    status_badge,
+    verdict_badge,
+    verdict_markdown,
+    verdict_words,
+)
+from app.components.widgets import pager
+from db.queries import CandidateDetail, RoundRow, RunSummary
+
+LIVE_INTERVAL_S = 0.25
+STATUS_CHECK_EVERY = 8  # ticks between DB status checks (a run can end without a new event)
+ROUNDS_PER_PAGE = 15
+
+
+def pick_run() -> int | None:
+    """The run named by `?run=ID`, else a picker over the newest runs (choosing one sets the URL)."""
+    recent = data.recent_runs()
+    wanted = st.query_params.get("run")
+    try:
+        run_id = int(wanted) if wanted else None
+    except ValueError:
+        st.error(f"“{wanted}” is not a run number; pick a run below.")
+        run_id = None
+    ids = [r.id for r in recent]
+    if run_id is not None and run_id not in ids:
+        ids.insert(0, run_id)
+    if not ids:
+        return None
+    labels = {r.id: f"#{r.id} · {r.problem_slug} · {r.strategy} · {r.status}" + (" · recorded" if r.recorded else "")
+              for r in recent}
+    choice = st.selectbox("Run", ids, index=ids.index(run_id) if run_id in ids else 0,
+                          format_func=lambda i: labels.get(i, f"#{i}"), key="live_run_pick")
+    if str(choice) != st.query_params.get("run"):
+        st.query_params["run"] = str(choice)
+    return choice
+
+
+def header(run: RunSummary, log: Path) -> None:
+    st.subheader(f"Run #{run.id} · {run.problem_slug}")
+    with st.container(horizontal=True, gap="small"):
+        status_badge(run.status)
+        st.badge(run.strategy, color="gray", icon=":material/account_tree:")
+        st.badge(f"proposer: {run.proposer}", color="gray", icon=":material/lightbulb:")
+        st.badge(f"device: {run.device or 'auto'}", color="gray", icon=":material/memory:")
+        if run.recorded:
+            recorded_badge()
+    if run.error:
+        st.error(f"The run stopped with an error: {run.error}", icon=":material/error:")
+    if not run.recorded:
+        st.caption(f"Run log: `{log}`")
+
+
+def metrics(run: RunSummary, rounds: list[RoundRow]) -> None:
+    steps = {r.step for r in rounds if r.step is not None}
+    cols = st.columns(4)
+    cols[0].metric("Rounds", f"{len(steps)} / {run.rounds_budget}")
+    cols[1].metric("Candidates", f"{len(rounds)}")
+    cols[2].metric("Correct", f"{sum(1 for r in rounds if r.verdict == 'correct')}")
+    cols[3].metric("Best speedup", fmt_speedup(run.best_speedup))
+
+
+def _live_tick(run_id: int, folder: Path, seen_seq: int, seen_version: tuple) -> None:
+    watcher = data.get_watcher()
+    seq = watcher.latest(folder)
+    if seq != seen_seq:
+        st.rerun()
+    ticks = st.session_state.get("live_ticks", 0) + 1
+    st.session_state["live_ticks"] = ticks
+    if ticks % STATUS_CHECK_EVERY == 0:
+        progress = data.run_progress(run_id)
+        if progress is not None and progress.version != seen_version:
+            st.rerun()
+    st.caption(f":green[●] Live: watching the run's event folder ({watcher.mode(folder)}); "
+               f"last event #{seq}. New rounds appear on their own.")
+
+
+def live_updates(run: RunSummary, folder: Path, seen_seq: int, seen_version: tuple) -> None:
+    """The polling fragment while the run can still change; a plain note once it has ended."""
+    if run.is_terminal or run.recorded:
+        st.caption(f"This run has {run.status}; showing what it stored." if not run.recorded
+                   else "A recorded run: stored results, nothing new will arrive.")
+        return
+    st.fragment(_live_tick, run_every=LIVE_INTERVAL_S)(run.id, folder, seen_seq, seen_version)
+
+
+def _send(run_id: int, action: str, payload: dict | None, done: str) -> None:
+    with shown_errors(f"send “{action}” to run #{run_id}"):
+        engine_api.send_control(run_id, action, payload)
+        st.toast(done, icon=":material/send:")
+
+
+def controls(run: RunSummary, selected: int | None) -> None:
+    """Pause, resume, stop, a hint for the next round, and pasting a candidate of one's own."""
+    if run.recorded:
+        st.caption("Recorded runs are read-only.")
+        return
+    if run.is_terminal:
+        st.caption(f"The run has {run.status}: controls act on running runs only. "
+                   "Start a new run from a candidate with New run.")
+        return
+    with st.container(horizontal=True, gap="small"):
+        if st.button("Pause", icon=":material/pause:", disabled=run.status == "paused", key="ctl_pause"):
+            _send(run.id, "pause", None, "Pause requested: the run pauses after the current step.")
+        if st.button("Resume", icon=":material/play_arrow:", disabled=run.status != "paused", key="ctl_resume"):
+            _send(run.id, "resume", None, "Resume requested.")
+        if st.button("Stop", icon=":material/stop:", key="ctl_stop"):
+            _send(run.id, "stop", None, "Stop requested: the run stops after the current step.")
+        with st.popover("Hint for the next round", icon=":material/tips_and_updates:"):
+            with st.form("hint_form", clear_on_submit=True, border=False):
+                text = st.text_area("Hint", placeholder="e.g. stage the tile in shared memory and pad it",
+                                    key="hint_text")
+                if st.form_submit_button("Send hint", icon=":material/send:"):
+                    if text.strip():
+                        _send(run.id, "hint", {"text": text.strip()}, "Hint queued for the next round.")
+                    else:
+                        st.warning("Write a hint first.")
+        with st.popover("Paste a candidate", icon=":material/content_paste:"):
+            with st.form("insert_form", clear_on_submit=True, border=False):
+                source = st.text_area("Candidate source", height=220, key="insert_source",
+                                      placeholder="A full candidate, in the problem's format")
+                under = st.checkbox(f"As a child of candidate #{selected}" if selected else "As a new root",
+                                    value=selected is not None, disabled=selected is None, key="insert_under")
+                if st.form_submit_button("Insert", icon=":material/add:"):
+                    if source.strip():
+                        _send(run.id, "insert", {"source": source, "parent_id": selected if under else None},
+                              "Candidate queued: it is evaluated as the next round.")
+                    else:
+                        st.warning("Paste a candidate's source first.")
+
+
+def _round_label(row: RoundRow) -> str:
+    step = "–" if row.step is None else str(row.step)
+    sample = f".{row.sample}" if row.sample else ""
+    bits = [f"**Round {step}{sample}**", f"#{row.candidate_id}", verdict_markdown(row.verdict)]
+    if row.speedup is not None:
+        bits.append(f"**{fmt_speedup(row.speedup)}**")
+    if row.strategy:
+        bits.append(f"`{row.strategy}`")
+    bits.append(row.origin)
+    if row.flagged:
+        bits.append(":orange[flagged for review]")
+    return " · ".join(bits)
+
+
+def selected_candidate(run_id: int, newest: int | None) -> int | None:
+    """The user's pick for this run, or the newest candidate while following the run."""
+    key = f"selected_{run_id}"
+    if st.session_state.get(f"follow_{run_id}", True) or st.session_state.get(key) is None:
+        st.session_state[key] = newest
+    return st.session_state.get(key)
+
+
+def _select(run_id: int, candidate_id: int) -> None:
+    st.session_state[f"selected_{run_id}"] = candidate_id
+    st.session_state[f"follow_{run_id}"] = False
+
+
+def _follow(run_id: int) -> None:
+    st.session_state[f"follow_{run_id}"] = True
+
+
+def rounds_list(run: RunSummary, version: tuple, selected: int | None) -> None:
+    """Newest rounds first, a page at a time; "Open" shows a round in the panel beside."""
+    page_no = pager(run.candidates, ROUNDS_PER_PAGE, key=f"rounds_page_{run.id}", noun="candidates")
+    page = data.run_rounds(run.id, version, page_no, ROUNDS_PER_PAGE)
+    if not page.items:
+        st.info("No rounds yet. The first one appears here as soon as it is stored.", icon=":material/hourglass_top:")
+        return
+    if not st.session_state.get(f"follow_{run.id}", True):
+        st.button("Follow the newest round", icon=":material/vertical_align_top:", key=f"follow_btn_{run.id}",
+                  on_click=_follow, args=(run.id,))
+    for row in page.items:
+        with st.container(border=True, key=f"round-{row.candidate_id}", gap=None):
+            left, right = st.columns([6, 1], vertical_alignment="center")
+            left.markdown(_round_label(row))
+            if row.message and row.verdict not in ("correct", None):
+                left.caption(row.message[:160])
+            right.button("Open", key=f"open_{row.candidate_id}", type="primary" if row.candidate_id == selected
+                         else "secondary", on_click=_select, args=(run.id, row.candidate_id), width="stretch")
+
+
+def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
+    """One round: code, diff, verdict and log, configurations, diagnostics, feedback, prompt/reply."""
+    ev = detail.evaluation
+    step = "–" if detail.step is None else detail.step
+    st.markdown(f"#### Round {step} · candidate #{detail.id}")
+    parent = f"child of #{detail.parent_id}" if detail.parent_id else "root"
+    st.caption(f"{parent} · depth {detail.depth} · proposed by {detail.origin}"
+               + (f" · strategy `{detail.strategy}`" if detail.strategy else "")
+               + (f" · {detail.latency_s:.1f} s to propose" if detail.latency_s else ""))
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        verdict_badge(ev.verdict if ev else None)
+        if ev and (ev.recorded or run.recorded):
+            recorded_badge()
+        if ev and ev.flagged:
+            st.badge("flagged: implausible speedup, re-measured", color="orange", icon=":material/flag:")
+        if not run.is_terminal and not run.recorded and st.button(
+                "Fork from this candidate", icon=":material/call_split:", key=f"fork_{detail.id}"):
+            _send(run.id, "fork", {"candidate_id": detail.id},
+                  f"Fork requested: the next round starts from candidate #{detail.id}.")
+    if ev:
+        cols = st.columns(4)
+        cols[0].metric("Speedup", fmt_speedup(ev.speedup))
+        cols[1].metric("Candidate", fmt_us(ev.candidate_us))
+        cols[2].metric("Baseline", fmt_us(ev.baseline_us))
+        cols[3].metric("Reward", "–" if ev.reward is None else f"{ev.reward:.3f}")
+    else:
+        st.info("Not evaluated yet: building and verifying.", icon=":material/hourglass_top:")
+    tabs = st.tabs(["Code", "Diff vs parent", "Verdict and log", "Configurations", "Diagnostics", "Feedback"],
+                   key="round_tabs")
+    with tabs[0]:
+        show_code(detail.source, language_of(detail.language, detail.source))
+    with tabs[1]:
+        show_diff(detail.parent_source, detail.source, f"candidate #{detail.parent_id}", f"candidate #{detail.id}")
+    with tabs[2]:
+        _verdict_and_log(detail)
+    with tabs[3]:
+        if ev and ev.configs:
+            st.dataframe(configs_frame(ev.configs), hide_index=True, width="stretch")
+            st.caption("Hidden configurations are checked but never shown in a prompt.")
+        else:
+            st.caption("No per-configuration results: the candidate did not get as far as running.")
+    with tabs[4]:
+        show_diagnostics(detail)
+    with tabs[5]:
+        feedback = detail.diagnostic("feedback")
+        if feedback and (feedback.text or feedback.data):
+            st.caption("What the next round was told about this candidate:")
+            st.markdown(feedback.text or "")
+            findings = feedback.data.get("findings") if feedback.data else None
+            if findings:
+                st.dataframe(pd.DataFrame(findings), hide_index=True, width="stretch")
+        else:
+            st.caption("No feedback was sent onwards from this candidate.")
+    with st.expander("Prompt and reply", expanded=False):
+        if detail.prompt or detail.reply:
+            st.markdown("**Prompt**")
+            st.code(detail.prompt or "(none)", language="markdown", wrap_lines=True, height=320)
+            st.markdown("**Reply**")
+            st.code(detail.reply or "(none)", language="markdown", wrap_lines=True, height=320)
+            if detail.tokens_in or detail.tokens_out:
+                st.caption(f"{detail.tokens_in or 0} tokens in, {detail.tokens_out or 0} out.")
+        else:
+            st.caption(f"The {detail.origin} proposer sends no prompt. Its notes on this candidate:")
+            st.code(json.dumps(detail.proposal, indent=2, default=str), language="json")
+
+
+def _verdict_and_log(detail: CandidateDetail) -> None:
+    ev = detail.evaluation
+    if ev is None:
+        st.caption("No verdict yet.")
+        return
+    text = f"**{verdict_words(ev.verdict).capitalize()}**" + (f": {ev.message}" if ev.message else "")
+    if ev.verdict == "correct":
+        st.success(text, icon=":material/check_circle:")
+    elif ev.verdict == "needs_gpu":
+        st.info(text, icon=":material/memory:")
+    else:
+        st.error(text, icon=":material/error:")
+    if ev.integrity:
+        st.markdown("**Integrity checks**")
+        st.dataframe(pd.DataFrame(ev.integrity), hide_index=True, width="stretch")
+    if ev.log:
+        st.markdown("**Log**")
+        st.code(ev.log, language="text", height=min(420, 22 * (ev.log.count("\n") + 2)))
+    if ev.timing:
+        with st.expander("Timing details"):
+            st.json(ev.timing, expanded=1)
+
+
+def chart_panel(run: RunSummary, version: tuple, selected: int | None) -> None:
+    """Speedup over rounds, the roofline with the device's roofs, the search tree."""
+    points = chartdata.rounds_frame(data.run_points(run.id, version))
+    if points.empty:
+        st.caption("Charts appear with the first round.")
+        return
+    speed, roof, tree = st.tabs(["Speedup", "Roofline", "Search tree"], key="chart_tabs")
+    with speed:
+        shown = chartdata.thin(points, [selected] if selected else [])
+        st.altair_chart(charts.speedup_chart(shown, chartdata.best_so_far(points), selected), width="stretch")
+        if len(shown) < len(points):
+            st.caption(f"Showing {len(shown)} of {len(points)} candidates: the best of each round and an even "
+                       "spread of the rest.")
+    with roof:
+        with shown_errors("draw the roofline"):
+            _roofline(run, version, selected)
+    with tree:
+        subset = chartdata.tree_subset(points, selected)
+        nodes, edges = chartdata.tree_layout(subset)
+        st.altair_chart(charts.tree_chart(nodes, edges, selected), width="stretch")
+        if len(subset) < len(points):
+            st.caption(f"Showing {len(subset)} of {len(points)} nodes: the selected and best candidates, the "
+                       "newest, and their ancestors.")
+
+
+def _roofline(run: RunSummary, version: tuple, selected: int | None) -> None:
+    rows = data.run_roofline(run.id, version)
+    frame, origin = chartdata.roofline_frame(rows), "stored roofline diagnostics"
+    problem = data.problem(run.problem_slug)
+    if frame.empty and problem is not None:
+        frame = chartdata.model_roofline_frame(data.run_timings(run.id, version), problem)
+        origin = "the problem's analytical model over measured times"
+    if frame.empty:
+        st.info("No roofline yet: it needs candidates that ran and were timed. On a machine without a GPU, CUDA "
+                "candidates are compiled and analysed but not run.", icon=":material/insights:")
+        return
+    configs = list(dict.fromkeys(frame["config"]))
+    default = problem.largest_config.name if problem and problem.largest_config.name in configs else configs[-1]
+    config = st.selectbox("Configuration", configs, index=configs.index(default), key=f"roof_cfg_{run.id}")
+    frame = chartdata.thin(frame[frame["config"] == config], [selected] if selected else [], score="gflops")
+    ceilings = chartdata.ceilings_from_rows(rows, run.device)
+    if frame["ai"].notna().any() and frame["gflops"].notna().any():
+        st.altair_chart(charts.roofline_chart(frame, ceilings, selected), width="stretch")
+    else:
+        st.caption("This problem does no floating-point work, so its only roof is DRAM bandwidth.")
+        st.altair_chart(charts.bandwidth_chart(frame, ceilings, selected), width="stretch")
+    if ceilings:
+        st.caption("Roofs: " + "; ".join(_ceiling_words(c) for c in ceilings) + f". Points from {origin}.")
+    else:
+        st.caption(f"No ceilings known for device “{run.device or 'unknown'}”: points only, from {origin}.")
+
+
+def _ceiling_words(c: chartdata.Ceilings) -> str:
+    parts = [f"{c.device} ({c.source})"]
+    if c.bandwidth_bytes_per_s:
+        parts.append(f"DRAM {c.bandwidth_bytes_per_s / 1e12:.2f} TB/s")
+    parts += [f"{p} {v / 1e12:.0f} TFLOP/s" for p, v in sorted(c.flops_per_s.items(), key=lambda kv: kv[1])]
+    return ", ".join(parts)

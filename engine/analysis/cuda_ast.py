@@ -1,0 +1,236 @@
+"""CUDA C++ syntax trees (tree-sitter-cuda) and the declarations the other analyses read from them.
+
+A real parser rather than regular expressions, because the questions asked of the source
+(which expression indexes this global access? is this barrier inside a loop?) are about
+structure. tree-sitter is error-tolerant: a candidate with a syntax error still yields a tree.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+try:  # the analysis degrades to compiler-only facts where the parser is not installed
+    import tree_sitter_cuda
+    from tree_sitter import Language, Node, Parser
+except ImportError:  # pragma: no cover - exercised only on machines without the wheels
+    tree_sitter_cuda = None
+    Node = object  # type: ignore[misc,assignment]
+
+
+class ParserUnavailable(RuntimeError):
+    pass
+
+
+TYPE_BYTES: dict[str, int] = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1, "__nv_fp8_e4m3": 1,
+    "__nv_fp8_e5m2": 1, "char2": 2,
+    "short": 2, "unsigned short": 2, "int16_t": 2, "uint16_t": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2,
+    "nv_bfloat16": 2, "bfloat16": 2, "at::Half": 2, "at::BFloat16": 2, "c10::Half": 2, "c10::BFloat16": 2,
+    "int": 4, "unsigned": 4, "unsigned int": 4, "float": 4, "int32_t": 4, "uint32_t": 4, "half2": 4, "__half2": 4,
+    "__nv_bfloat162": 4, "nv_bfloat162": 4, "char4": 4, "uchar4": 4, "short2": 4, "ushort2": 4,
+    "double": 8, "long": 8, "long long": 8, "unsigned long": 8, "unsigned long long": 8, "long long int": 8,
+    "size_t": 8, "int64_t": 8, "uint64_t": 8, "float2": 8, "int2": 8, "uint2": 8, "short4": 8, "half4": 8,
+    "float3": 12, "int3": 12,
+    "float4": 16, "int4": 16, "uint4": 16, "double2": 16, "longlong2": 16, "ulonglong2": 16,
+    "double4": 32, "longlong4": 32,
+}
+VECTOR_TYPES = frozenset({"float2", "float3", "float4", "int2", "int3", "int4", "uint2", "uint4", "half2", "__half2",
+                          "__nv_bfloat162", "nv_bfloat162", "double2", "double4", "char4", "uchar4", "short2",
+                          "short4", "longlong2", "ulonglong2"})
+DTYPE_BYTES = {"float32": 4, "tf32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8}
+
+
+@functools.cache
+def _parser() -> Parser:
+    if tree_sitter_cuda is None:
+        raise ParserUnavailable("tree-sitter / tree-sitter-cuda are not installed: source features are skipped")
+    return Parser(Language(tree_sitter_cuda.language()))
+
+
+def parser_available() -> bool:
+    return tree_sitter_cuda is not None
+
+
+def parse(source: str | bytes):
+    """The syntax tree of a CUDA translation unit."""
+    data = source.encode() if isinstance(source, str) else source
+    return _parser().parse(data)
+
+
+@functools.lru_cache(maxsize=4096)
+def parse_expression(text: str) -> Node | None:
+    """One expression as a node (macro bodies, `dim3 g(a, b)` arguments the parser took for types)."""
+    tree = parse(f"auto __expr = ({text});")
+    found = [n for n in walk(tree.root_node) if n.type == "init_declarator"]
+    if not found:
+        return None
+    value = found[0].child_by_field_name("value")
+    return value
+
+
+def text(node: Node | None) -> str:
+    return node.text.decode(errors="replace") if node is not None else ""
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node under `node`, itself first, in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def line_of(node: Node) -> int:
+    return node.start_point[0] + 1
+
+
+def strip_comments(node_text: str) -> str:
+    return node_text.split("//", 1)[0].strip()
+
+
+@dataclass(frozen=True)
+class Macro:
+    name: str
+    params: tuple[str, ...] | None  # None: object-like
+    body: str
+
+
+def macros(root: Node) -> dict[str, Macro]:
+    """Every #define in the unit (the last definition of a name wins, as after preprocessing)."""
+    found: dict[str, Macro] = {}
+    for node in walk(root):
+        if node.type == "preproc_def":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            found[text(name)] = Macro(text(name), None, strip_comments(text(value)))
+        elif node.type == "preproc_function_def":
+            name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+            params = node.child_by_field_name("parameters")
+            names = tuple(text(c) for c in params.children if c.type == "identifier") if params else ()
+            found[text(name)] = Macro(text(name), names, strip_comments(text(value)))
+    return found
+
+
+def type_bytes(type_name: str, default: int | None = None) -> int | None:
+    cleaned = " ".join(w for w in type_name.replace("*", " ").split()
+                       if w not in ("const", "volatile", "__restrict__", "__restrict", "restrict", "struct"))
+    return TYPE_BYTES.get(cleaned, default)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type_name: str  # base type without qualifiers or '*'
+    is_pointer: bool
+    is_const: bool = False
+    is_restrict: bool = False
+    index: int = 0
+
+
+@dataclass
+class FunctionDef:
+    name: str
+    node: Node
+    body: Node | None
+    params: list[Param]
+    qualifiers: frozenset[str]  # __global__, __device__, __host__, __forceinline__
+    template_params: list[str] = field(default_factory=list)
+    launch_bounds: tuple[str, ...] = ()  # argument texts of __launch_bounds__
+
+    @property
+    def is_kernel(self) -> bool:
+        return "__global__" in self.qualifiers
+
+    @property
+    def line(self) -> int:
+        return line_of(self.node)
+
+
+def _param(node: Node, index: int) -> Param | None:
+    declarator = node.child_by_field_name("declarator")
+    type_node = node.child_by_field_name("type")
+    if declarator is None:
+        return None
+    pointer = False
+    restrict = False
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator",
+                                                         "array_declarator"):
+        pointer = pointer or declarator.type in ("pointer_declarator", "array_declarator")
+        restrict = restrict or any(text(c) in ("__restrict__", "__restrict") for c in declarator.children
+                                   if c.type == "type_qualifier")
+        declarator = declarator.child_by_field_name("declarator")
+    qualifiers = [text(c) for c in node.children if c.type == "type_qualifier"]
+    return Param(name=text(declarator), type_name=text(type_node), is_pointer=pointer,
+                 is_const="const" in qualifiers, is_restrict=restrict or "__restrict__" in qualifiers, index=index)
+
+
+def _function(node: Node) -> FunctionDef | None:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    params_node = declarator.child_by_field_name("parameters")
+    params = []
+    for child in params_node.children if params_node else []:
+        if child.type == "parameter_declaration" and (param := _param(child, len(params))):
+            params.append(param)
+    qualifiers = frozenset(c.type for c in node.children
+                           if c.type in ("__global__", "__device__", "__host__", "__forceinline__", "__noinline__"))
+    bounds: tuple[str, ...] = ()
+    for child in node.children:
+        if child.type == "launch_bounds":
+            bounds = tuple(text(c) for c in child.children if c.type not in ("__launch_bounds__", "(", ")", ","))
+    template_params: list[str] = []
+    parent = node.parent
+    if parent is not None and parent.type == "template_declaration":
+        plist = parent.child_by_field_name("parameters")
+        for child in plist.children if plist else []:
+            inner = child.child_by_field_name("declarator") or child.child_by_field_name("name")
+            if inner is not None:
+                template_params.append(text(inner))
+            elif child.type in ("type_parameter_declaration",):
+                template_params.extend(text(c) for c in child.children if c.type == "type_identifier")
+    name = text(name_node).split("::")[-1]
+    return FunctionDef(name=name, node=node, body=node.child_by_field_name("body"), params=params,
+                       qualifiers=qualifiers, template_params=template_params, launch_bounds=bounds)
+
+
+def functions(root: Node) -> list[FunctionDef]:
+    """Every function definition, kernels and device helpers and host code alike."""
+    found = []
+    for node in walk(root):
+        if node.type == "function_definition" and (fn := _function(node)):
+            found.append(fn)
+    return found
+
+
+def kernels(root: Node) -> list[FunctionDef]:
+    return [f for f in functions(root) if f.is_kernel]
+
+
+def enclosing(node: Node, types: tuple[str, ...], stop: Node | None = None) -> Node | None:
+    """The nearest ancestor of one of `types`, not looking above `stop`."""
+    current = node.parent
+    while current is not None and current != stop:
+        if current.type in types:
+            return current
+        current = current.parent
+    return None
+
+
+def call_name(node: Node) -> str:
+    """`atomicAdd` for `atomicAdd(...)`, `sync` for `block.sync()`, `reinterpret_cast` for its template call."""
+    function = node.child_by_field_name("function")
+    if function is None:
+        return ""
+    if function.type == "template_function":
+        function = function.child_by_field_name("name")
+    if function.type == "field_expression":
+        function = function.child_by_field_name("field")
+    if function.type == "qualified_identifier":
+        return text(function).split("::")[-1]
+    return text(function)

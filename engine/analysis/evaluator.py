@@ -1,0 +1,388 @@
+"""Evaluates CUDA expressions for every lane of one warp at once, to see the addresses a warp touches.
+
+Each value is a numpy vector with one entry per lane (threadIdx differs across lanes; blockIdx
+and sizes do not), so `in[y * n + x]` becomes 32 concrete byte addresses whose sectors and banks
+can be counted. Anything that depends on data loaded from memory, or on a name with no static
+value, raises `Unknown` with the reason, and the access is reported as not estimable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.analysis.cuda_ast import Macro, Node, call_name, parse_expression, text, type_bytes
+
+MAX_MACRO_DEPTH = 16
+
+
+class Unknown(Exception):
+    """The expression has no static value; the message says why."""
+
+
+@dataclass
+class Pointer:
+    """A memory reference: which array, which address space, and the byte offset per lane."""
+
+    root: str
+    space: str  # global | shared | local
+    elem_bytes: int
+    offset: np.ndarray  # bytes from the array's start, per lane
+    dims: tuple[int | None, ...] = ()  # array extents (shared/local arrays); () for a plain pointer
+    type_name: str = ""
+
+    def with_type(self, type_name: str, elem_bytes: int) -> Pointer:
+        return Pointer(self.root, self.space, elem_bytes, self.offset, (), type_name)
+
+
+@dataclass
+class Undefined:
+    """A name that exists but has no static value (e.g. a value loaded from memory)."""
+
+    reason: str
+
+
+Value = np.ndarray | tuple | Pointer | Undefined
+
+
+@dataclass
+class Env:
+    """Lexical scopes of a function body, innermost last."""
+
+    vars: dict[str, Value] = field(default_factory=dict)
+    parent: Env | None = None
+
+    def child(self) -> Env:
+        return Env(parent=self)
+
+    def lookup(self, name: str) -> Value:
+        scope: Env | None = self
+        while scope is not None:
+            if name in scope.vars:
+                return scope.vars[name]
+            scope = scope.parent
+        raise KeyError(name)
+
+    def define(self, name: str, value: Value) -> None:
+        self.vars[name] = value
+
+    def assign(self, name: str, value: Value) -> None:
+        scope: Env | None = self
+        while scope is not None:
+            if name in scope.vars:
+                scope.vars[name] = value
+                return
+            scope = scope.parent
+        self.vars[name] = value
+
+
+_INT_TYPES = ("int", "long", "short", "char", "size_t", "unsigned", "int32_t", "int64_t", "uint32_t", "uint64_t")
+_MINMAX = {"min": np.minimum, "max": np.maximum, "umin": np.minimum, "umax": np.maximum, "llmin": np.minimum,
+           "llmax": np.maximum, "fminf": np.minimum, "fmaxf": np.maximum, "fmin": np.minimum, "fmax": np.maximum}
+_CASTS = ("static_cast", "int", "unsigned", "size_t", "int64_t", "long", "float", "double")
+_BUILTIN_CONSTANTS = {"warpSize": 32, "true": 1, "false": 0, "nullptr": 0, "NULL": 0, "INT_MAX": 2**31 - 1}
+
+
+def _number(literal: str) -> int | float:
+    raw = literal.replace("'", "")
+    if raw.lower().startswith("0x"):
+        return int(raw.rstrip("uUlL"), 16)
+    if raw.lower().startswith("0b"):
+        return int(raw.rstrip("uUlL"), 2)
+    stripped = raw.rstrip("uUlLfF") if not re.search(r"[.eE]", raw) else raw.rstrip("fFlL")
+    if re.search(r"[.eE]", stripped):
+        return float(stripped)
+    return int(stripped, 8) if len(stripped) > 1 and stripped.startswith("0") else int(stripped)
+
+
+def _c_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.any(b == 0):
+        raise Unknown("division by zero in an index expression")
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return a / b
+    quotient = np.abs(a) // np.abs(b)
+    return np.where((a < 0) ^ (b < 0), -quotient, quotient)
+
+
+def _c_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return np.fmod(a, b)
+    return a - b * _c_div(a, b)
+
+
+_BINARY = {
+    "+": np.add, "-": np.subtract, "*": np.multiply, "/": _c_div, "%": _c_mod,
+    "<<": lambda a, b: np.left_shift(a.astype(np.int64), b.astype(np.int64)),
+    ">>": lambda a, b: np.right_shift(a.astype(np.int64), b.astype(np.int64)),
+    "&": lambda a, b: np.bitwise_and(a.astype(np.int64), b.astype(np.int64)),
+    "|": lambda a, b: np.bitwise_or(a.astype(np.int64), b.astype(np.int64)),
+    "^": lambda a, b: np.bitwise_xor(a.astype(np.int64), b.astype(np.int64)),
+    "<": lambda a, b: (a < b).astype(np.int64), ">": lambda a, b: (a > b).astype(np.int64),
+    "<=": lambda a, b: (a <= b).astype(np.int64), ">=": lambda a, b: (a >= b).astype(np.int64),
+    "==": lambda a, b: (a == b).astype(np.int64), "!=": lambda a, b: (a != b).astype(np.int64),
+    "&&": lambda a, b: ((a != 0) & (b != 0)).astype(np.int64),
+    "||": lambda a, b: ((a != 0) | (b != 0)).astype(np.int64),
+}
+
+
+class Evaluator:
+    """Values of expressions over the lanes of one warp, given the names the analysis knows."""
+
+    def __init__(self, lanes: int, macros: dict[str, Macro] | None = None,
+                 device_functions: dict | None = None, default_elem_bytes: int = 4) -> None:
+        self.lanes = lanes
+        self.macros = macros or {}
+        self.device_functions = device_functions or {}
+        self.default_elem_bytes = default_elem_bytes
+        self._macro_depth = 0
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def const(self, value: int | float) -> np.ndarray:
+        return np.full(self.lanes, value, dtype=np.float64 if isinstance(value, float) else np.int64)
+
+    def vector(self, node: Node, env: Env) -> np.ndarray:
+        value = self.value(node, env)
+        if isinstance(value, np.ndarray):
+            return value
+        if isinstance(value, Undefined):
+            raise Unknown(value.reason)
+        if isinstance(value, Pointer):
+            raise Unknown(f"`{text(node)}` is a pointer, not a number")
+        raise Unknown(f"`{text(node)}` is not a scalar")
+
+    def elem_bytes_of(self, type_name: str) -> int:
+        return type_bytes(type_name, self.default_elem_bytes) or self.default_elem_bytes
+
+    # -- expressions -----------------------------------------------------------------------------
+    def value(self, node: Node, env: Env) -> Value:
+        kind = node.type
+        if kind == "number_literal":
+            return self.const(_number(text(node)))
+        if kind in ("true", "false", "null", "nullptr"):
+            return self.const(_BUILTIN_CONSTANTS.get(text(node), 0))
+        if kind == "identifier":
+            return self.identifier(text(node), env)
+        if kind == "parenthesized_expression":
+            inner = [c for c in node.children if c.is_named]
+            return self.value(inner[-1], env) if inner else self.const(0)
+        if kind == "field_expression":
+            return self.field(node, env)
+        if kind == "binary_expression":
+            op = text(node.child_by_field_name("operator"))
+            left = self.value(node.child_by_field_name("left"), env)
+            right = self.value(node.child_by_field_name("right"), env)
+            if isinstance(left, Pointer) or isinstance(right, Pointer):
+                raise Unknown("pointer arithmetic used as a number")
+            left, right = self._numeric(left, node), self._numeric(right, node)
+            if op not in _BINARY:
+                raise Unknown(f"operator {op} not modelled")
+            return _BINARY[op](left, right)
+        if kind == "unary_expression":
+            op = text(node.child_by_field_name("operator"))
+            arg = self.vector(node.child_by_field_name("argument"), env)
+            return {"-": lambda a: -a, "+": lambda a: a, "!": lambda a: (a == 0).astype(np.int64),
+                    "~": lambda a: np.invert(a.astype(np.int64))}.get(op, lambda a: a)(arg)
+        if kind == "cast_expression":
+            inner = self.value(node.child_by_field_name("value"), env)
+            type_text = text(node.child_by_field_name("type"))
+            if isinstance(inner, np.ndarray) and "*" not in type_text:
+                if any(t in type_text for t in _INT_TYPES):
+                    return np.trunc(inner).astype(np.int64) if inner.dtype.kind == "f" else inner
+                if "float" in type_text or "double" in type_text:
+                    return inner.astype(np.float64)
+            return inner
+        if kind == "conditional_expression":
+            cond = self.vector(node.child_by_field_name("condition"), env)
+            yes = self.value(node.child_by_field_name("consequence"), env)
+            no = self.value(node.child_by_field_name("alternative"), env)
+            if isinstance(yes, np.ndarray) and isinstance(no, np.ndarray):
+                return np.where(cond != 0, yes, no)
+            return yes if np.all(cond != 0) else no
+        if kind == "call_expression":
+            return self.call(node, env)
+        if kind == "sizeof_expression":
+            target = node.child_by_field_name("type") or node.child_by_field_name("value")
+            return self.const(self.elem_bytes_of(text(target)))
+        if kind in ("assignment_expression",):
+            return self.value(node.child_by_field_name("right"), env)
+        if kind == "comma_expression":
+            return self.value(node.child_by_field_name("right"), env)
+        if kind == "update_expression":
+            return self.value(node.child_by_field_name("argument"), env)
+        if kind in ("subscript_expression", "pointer_expression"):
+            raise Unknown(f"`{text(node)}` is a value loaded from memory (a data-dependent index)")
+        raise Unknown(f"`{text(node)}` ({kind}) is not modelled")
+
+    def _numeric(self, value: Value, node: Node) -> np.ndarray:
+        if isinstance(value, np.ndarray):
+            return value
+        if isinstance(value, Undefined):
+            raise Unknown(value.reason)
+        raise Unknown(f"`{text(node)}` mixes vectors of dim3 and numbers")
+
+    def identifier(self, name: str, env: Env) -> Value:
+        try:
+            return env.lookup(name)
+        except KeyError:
+            pass
+        if name in self.macros and self.macros[name].params is None:
+            return self.macro(self.macros[name], [], env)
+        if name in _BUILTIN_CONSTANTS:
+            return self.const(_BUILTIN_CONSTANTS[name])
+        raise Unknown(f"`{name}` has no value known before the kernel runs")
+
+    def field(self, node: Node, env: Env) -> Value:
+        base = self.value(node.child_by_field_name("argument"), env)
+        member = text(node.child_by_field_name("field"))
+        if isinstance(base, tuple) and member in ("x", "y", "z"):
+            return base["xyz".index(member)]
+        if isinstance(base, Undefined):
+            raise Unknown(base.reason)
+        raise Unknown(f"`{text(node)}` is a field access that is not modelled")
+
+    def macro(self, macro: Macro, args: list[Value], env: Env) -> Value:
+        if self._macro_depth > MAX_MACRO_DEPTH:
+            raise Unknown(f"macro {macro.name} expands too deeply")
+        body = parse_expression(macro.body) if macro.body else None
+        if body is None:
+            raise Unknown(f"macro {macro.name} is not an expression")
+        scope = Env(parent=None)
+        for name, value in zip(macro.params or (), args, strict=False):
+            scope.define(name, value)
+        scope.parent = env
+        self._macro_depth += 1
+        try:
+            return self.value(body, scope)
+        finally:
+            self._macro_depth -= 1
+
+    def call(self, node: Node, env: Env) -> Value:
+        name = call_name(node)
+        args_node = node.child_by_field_name("arguments")
+        arg_nodes = [c for c in args_node.children if c.is_named and c.type != "comment"] if args_node else []
+        if name in self.macros and self.macros[name].params is not None:
+            return self.macro(self.macros[name], [self.value(a, env) for a in arg_nodes], env)
+        if name == "dim3":
+            values = [self.vector(a, env) for a in arg_nodes][:3]
+            return tuple(values + [self.const(1)] * (3 - len(values)))
+        if name in _MINMAX and len(arg_nodes) == 2:
+            return _MINMAX[name](self.vector(arg_nodes[0], env), self.vector(arg_nodes[1], env))
+        if name in ("abs", "llabs", "fabsf", "fabs") and arg_nodes:
+            return np.abs(self.vector(arg_nodes[0], env))
+        if name in ("__mul24", "__umul24") and len(arg_nodes) == 2:
+            return self.vector(arg_nodes[0], env) * self.vector(arg_nodes[1], env)
+        if name in _CASTS and len(arg_nodes) == 1:
+            value = self.value(arg_nodes[0], env)
+            if isinstance(value, np.ndarray) and name not in ("float", "double") and value.dtype.kind == "f":
+                return np.trunc(value).astype(np.int64)
+            return value
+        if name in self.device_functions:
+            return self.device_call(self.device_functions[name], [self.value(a, env) for a in arg_nodes], env)
+        raise Unknown(f"call to `{name}` is not modelled")
+
+    def device_call(self, function, args: list[Value], env: Env) -> Value:
+        """A `__device__` helper whose body is declarations and one `return expr;`."""
+        if self._macro_depth > MAX_MACRO_DEPTH or function.body is None:
+            raise Unknown(f"{function.name} cannot be inlined")
+        scope = Env()
+        for param, value in zip(function.params, args, strict=False):
+            scope.define(param.name, value)
+        self._macro_depth += 1
+        try:
+            for statement in function.body.children:
+                if statement.type == "declaration":
+                    for declarator in statement.children:
+                        if declarator.type == "init_declarator":
+                            scope.define(text(declarator.child_by_field_name("declarator")),
+                                         self.value(declarator.child_by_field_name("value"), scope))
+                elif statement.type == "return_statement":
+                    expr = [c for c in statement.children if c.is_named]
+                    if expr:
+                        return self.value(expr[0], scope)
+            raise Unknown(f"{function.name} has no simple return")
+        finally:
+            self._macro_depth -= 1
+
+    # -- memory references -----------------------------------------------------------------------
+    def pointer(self, node: Node, env: Env) -> Pointer | None:
+        """The memory reference an expression denotes, or None if it is not a known array."""
+        kind = node.type
+        if kind == "identifier":
+            try:
+                value = env.lookup(text(node))
+            except KeyError:
+                return None
+            return value if isinstance(value, Pointer) else None
+        if kind == "parenthesized_expression":
+            inner = [c for c in node.children if c.is_named]
+            return self.pointer(inner[-1], env) if inner else None
+        if kind == "cast_expression":
+            base = self.pointer(node.child_by_field_name("value"), env)
+            type_node = node.child_by_field_name("type")
+            if base is None or "*" not in text(type_node):
+                return base
+            inner_type = text(type_node.child_by_field_name("type"))
+            return base.with_type(inner_type, self.elem_bytes_of(inner_type))
+        if kind == "call_expression" and call_name(node) in ("reinterpret_cast", "static_cast", "const_cast"):
+            function = node.child_by_field_name("function")
+            args = [c for c in node.child_by_field_name("arguments").children if c.is_named]
+            base = self.pointer(args[0], env) if args else None
+            if base is None or function.type != "template_function":
+                return base
+            descriptor = [c for c in function.child_by_field_name("arguments").children if c.is_named]
+            if descriptor and "*" in text(descriptor[0]):
+                inner_type = text(descriptor[0].child_by_field_name("type"))
+                return base.with_type(inner_type, self.elem_bytes_of(inner_type))
+            return base
+        if kind == "binary_expression" and text(node.child_by_field_name("operator")) in ("+", "-"):
+            op = text(node.child_by_field_name("operator"))
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            base = self.pointer(left, env)
+            offset_node = right
+            if base is None and op == "+":
+                base, offset_node = self.pointer(right, env), left
+            if base is None:
+                return None
+            offset = self.vector(offset_node, env) * base.elem_bytes
+            return Pointer(base.root, base.space, base.elem_bytes,
+                           base.offset + (offset if op == "+" else -offset), (), base.type_name)
+        if kind == "pointer_expression" and text(node.child_by_field_name("operator")) == "&":
+            target = node.child_by_field_name("argument")
+            if target.type == "subscript_expression":
+                element = self.element(target, env)
+                if element is not None:
+                    return element
+            return self.pointer(target, env)
+        return None
+
+    def element(self, node: Node, env: Env) -> Pointer | None:
+        """The element a subscript chain `a[i][j]` designates (offset in bytes), or None if `a` is unknown."""
+        indices: list[Node] = []
+        current = node
+        while current.type == "subscript_expression":
+            index_list = current.child_by_field_name("indices")
+            named = [c for c in index_list.children if c.is_named] if index_list else []
+            if not named:
+                return None
+            indices.insert(0, named[0])
+            current = current.child_by_field_name("argument")
+        base = self.pointer(current, env)
+        if base is None:
+            return None
+        dims = base.dims
+        if dims and len(indices) != len(dims):
+            return None  # a row of a multi-dimensional array, not an element
+        if not dims and len(indices) != 1:
+            return None
+        linear = self.const(0)
+        for position, index in enumerate(indices):
+            extent = dims[position] if dims else None
+            if position > 0:
+                if extent is None:
+                    raise Unknown(f"extent of {base.root} is not known")
+                linear = linear * extent
+            linear = linear + self.vector(index, env)
+        return Pointer(base.root, base.space, base.elem_bytes, base.offset + linear * base.elem_bytes, (),
+                       base.type_name)

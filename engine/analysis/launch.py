@@ -1,0 +1,328 @@
+"""The launch configuration each kernel runs with: block (and, where it can be known, grid) size.
+
+Occupancy and every per-warp estimate depend on the block shape, so it is looked for where a
+candidate states it: a `<<<grid, block, smem>>>` site in CUDA host code (evaluated with the host
+function's local values and `#define`s), a CuPy launch `kernel(grid, block, args)` in Python (with
+module constants such as BLOCK_SIZE), or `__launch_bounds__`. Failing all of those, 256 threads
+are assumed and the record says so.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.analysis.cuda_ast import FunctionDef, Macro, Node, text, walk
+from engine.analysis.evaluator import Env, Evaluator, Pointer, Unknown
+from engine.analysis.interp import Context, Interpreter
+
+ASSUMED_BLOCK = (256, 1, 1)
+
+
+@dataclass(frozen=True)
+class LaunchSite:
+    """One place a kernel is launched, with what could be evaluated there."""
+
+    kernel: str
+    block: tuple[int, int, int] | None
+    grid: tuple[int, int, int] | None = None
+    dynamic_smem: int = 0
+    template_args: tuple[str, ...] = ()
+    scalar_args: dict[int, int | float] = field(default_factory=dict)  # kernel parameter index -> value
+    origin: str = "launch-site"  # launch-site | cupy-launch
+    in_loop: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """The configuration the analysis models a kernel with, and where it came from."""
+
+    kernel: str
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int] | None = None
+    dynamic_smem: int = 0
+    origin: str = "assumed"  # launch-site | cupy-launch | launch-bounds | given | assumed
+    note: str = ""
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def blocks(self) -> int | None:
+        return None if self.grid is None else self.grid[0] * self.grid[1] * self.grid[2]
+
+
+def _dims(value) -> tuple[int, int, int] | None:
+    if isinstance(value, tuple):
+        parts = [int(v[0]) for v in value[:3]]
+        return tuple(parts + [1] * (3 - len(parts)))  # type: ignore[return-value]
+    if isinstance(value, np.ndarray):
+        return (int(value[0]), 1, 1)
+    return None
+
+
+# -- CUDA host code -------------------------------------------------------------------------------
+
+def cuda_launch_sites(host_functions: list[FunctionDef], kernels: dict[str, FunctionDef],
+                      macros: dict[str, Macro], host_scalars: dict[str, int | float]) -> list[LaunchSite]:
+    """Every `<<<...>>>` launch in host functions, evaluated with the function's local values."""
+    sites: list[LaunchSite] = []
+    for function in host_functions:
+        if function.body is None or "<<<" not in text(function.body):
+            continue
+        ev = Evaluator(1, macros)
+        env = Env()
+        for param in function.params:
+            if not param.is_pointer and param.name in host_scalars:
+                env.define(param.name, ev.const(host_scalars[param.name]))
+
+        def visit(node: Node, scope: Env, ctx: Context, ev=ev) -> None:
+            for call in walk(node):
+                if call.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in call.children):
+                    sites.append(_cuda_site(call, scope, ctx, ev, kernels))
+
+        Interpreter(ev, visit).run(function.body, env)
+    return sites
+
+
+def _cuda_site(call: Node, env: Env, ctx: Context, ev: Evaluator, kernels: dict[str, FunctionDef]) -> LaunchSite:
+    function = call.child_by_field_name("function")
+    template_args: tuple[str, ...] = ()
+    if function is not None and function.type == "template_function":
+        arguments = function.child_by_field_name("arguments")
+        template_args = tuple(text(c) for c in arguments.children if c.is_named) if arguments else ()
+        function = function.child_by_field_name("name")
+    name = text(function).split("::")[-1]
+    syntax = next(c for c in call.children if c.type == "kernel_call_syntax")
+    config = [c for c in syntax.children if c.is_named]
+
+    def dims(node: Node | None) -> tuple[int, int, int] | None:
+        if node is None:
+            return None
+        try:
+            return _dims(ev.value(node, env))
+        except Unknown:
+            return None
+
+    smem = 0
+    if len(config) > 2:
+        try:
+            smem = int(ev.vector(config[2], env)[0])
+        except Unknown:
+            smem = 0
+    scalar_args: dict[int, int | float] = {}
+    args = call.child_by_field_name("arguments")
+    kernel = kernels.get(name)
+    for index, arg in enumerate(c for c in (args.children if args else []) if c.is_named):
+        if kernel is not None and index < len(kernel.params) and not kernel.params[index].is_pointer:
+            try:
+                value = ev.value(arg, env)
+            except Unknown:
+                continue
+            if isinstance(value, np.ndarray) and not isinstance(value, Pointer):
+                scalar_args[index] = value[0].item()
+    return LaunchSite(kernel=name, grid=dims(config[0] if config else None),
+                      block=dims(config[1] if len(config) > 1 else None), dynamic_smem=smem,
+                      template_args=template_args, scalar_args=scalar_args, origin="launch-site",
+                      in_loop=ctx.loop_depth > 0, line=call.start_point[0] + 1)
+
+
+# -- Python (CuPy) launches -----------------------------------------------------------------------
+
+class _PyEval:
+    """Integer arithmetic over a Python module's constants and a function's simple local assignments."""
+
+    def __init__(self, names: dict[str, object]) -> None:
+        self.names = names
+
+    def eval(self, node: ast.AST):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value,
+                                                                                                     bool):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in self.names:
+                return self.names[node.id]
+            raise Unknown(f"`{node.id}` is only known at run time")
+        if isinstance(node, ast.Tuple | ast.List):
+            return tuple(self.eval(e) for e in node.elts)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -self.eval(node.operand)
+        if isinstance(node, ast.BinOp):
+            left, right = self.eval(node.left), self.eval(node.right)
+            ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+                   ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b,
+                   ast.Pow: lambda a, b: a ** b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b}
+            op = ops.get(type(node.op))
+            if op is None or isinstance(left, tuple) or isinstance(right, tuple):
+                raise Unknown("expression not modelled")
+            return op(left, right)
+        if isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            args = [self.eval(a) for a in node.args]
+            if func in ("int", "cp.int32", "cp.int64", "cupy.int32", "cupy.int64", "np.int32", "np.int64",
+                        "numpy.int32", "numpy.int64") and len(args) == 1:
+                return int(args[0])
+            if func in ("min", "max") and args:
+                return (min if func == "min" else max)(*args)
+            if func in ("triton.cdiv", "cdiv", "math.ceil") and len(args) in (1, 2):
+                return -(-args[0] // args[1]) if len(args) == 2 else -(-args[0] // 1)
+        raise Unknown(f"`{ast.unparse(node)}` is only known at run time")
+
+
+def _module_constants(tree: ast.Module) -> dict[str, object]:
+    names: dict[str, object] = {}
+    evaluator = _PyEval(names)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                names[node.targets[0].id] = evaluator.eval(node.value)
+            except (Unknown, ZeroDivisionError, TypeError):
+                pass
+    return names
+
+
+def _kernel_bindings(tree: ast.Module) -> dict[str, str]:
+    """Python expression text (`_relu`, `self.k`) → CUDA kernel name, from RawKernel/get_function calls."""
+    bindings: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+            continue
+        name = _kernel_name_of(node.value)
+        if name:
+            for target in node.targets:
+                bindings[ast.unparse(target)] = name
+    return bindings
+
+
+def _kernel_name_of(call: ast.Call) -> str | None:
+    func = ast.unparse(call.func)
+    if func.endswith("RawKernel"):
+        if len(call.args) > 1 and isinstance(call.args[1], ast.Constant):
+            return str(call.args[1].value)
+        for keyword in call.keywords:
+            if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+                return str(keyword.value.value)
+    if func.endswith("get_function") and call.args and isinstance(call.args[0], ast.Constant):
+        return str(call.args[0].value)
+    return None
+
+
+def _local_names(function: ast.FunctionDef, constants: dict[str, object]) -> dict[str, object]:
+    names = dict(constants)
+    evaluator = _PyEval(names)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                names[node.targets[0].id] = evaluator.eval(node.value)
+            except (Unknown, ZeroDivisionError, TypeError):
+                names.pop(node.targets[0].id, None) if node.targets[0].id not in constants else None
+    return names
+
+
+def python_launch_sites(source: str) -> list[LaunchSite]:
+    """CuPy launches `k(grid, block, args, shared_mem=...)` of RawKernel / RawModule functions."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    constants = _module_constants(tree)
+    bindings = _kernel_bindings(tree)
+    sites: list[LaunchSite] = []
+    functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    scopes = [(f, _local_names(f, constants)) for f in functions] + [(tree, constants)]
+    seen: set[int] = set()
+    for scope, names in scopes:
+        loops = {id(n) for loop in ast.walk(scope) if isinstance(loop, ast.For | ast.While) for n in ast.walk(loop)}
+        for node in ast.walk(scope):
+            if not isinstance(node, ast.Call) or id(node) in seen:
+                continue
+            callee = ast.unparse(node.func)
+            kernel = bindings.get(callee)
+            if kernel is None and isinstance(node.func, ast.Call):
+                kernel = _kernel_name_of(node.func)
+            if kernel is None:
+                continue
+            seen.add(id(node))
+            arguments = {"grid": node.args[0] if node.args else None,
+                         "block": node.args[1] if len(node.args) > 1 else None,
+                         "args": node.args[2] if len(node.args) > 2 else None, "shared_mem": None}
+            for keyword in node.keywords:
+                if keyword.arg in arguments:
+                    arguments[keyword.arg] = keyword.value
+            evaluator = _PyEval(names)
+            sites.append(LaunchSite(
+                kernel=kernel, block=_py_dims(evaluator, arguments["block"]),
+                grid=_py_dims(evaluator, arguments["grid"]),
+                dynamic_smem=int(_py_value(evaluator, arguments["shared_mem"]) or 0),
+                scalar_args=_py_scalars(evaluator, arguments["args"]), origin="cupy-launch",
+                in_loop=id(node) in loops, line=node.lineno))
+    return sorted(sites, key=lambda s: s.line)
+
+
+def _py_value(evaluator: _PyEval, node: ast.AST | None):
+    if node is None:
+        return None
+    try:
+        return evaluator.eval(node)
+    except (Unknown, ZeroDivisionError, TypeError):
+        return None
+
+
+def _py_dims(evaluator: _PyEval, node: ast.AST | None) -> tuple[int, int, int] | None:
+    value = _py_value(evaluator, node)
+    if isinstance(value, int | float):
+        return (int(value), 1, 1)
+    if isinstance(value, tuple) and value and all(isinstance(v, int | float) for v in value):
+        parts = [int(v) for v in value[:3]]
+        return tuple(parts + [1] * (3 - len(parts)))  # type: ignore[return-value]
+    return None
+
+
+def _py_scalars(evaluator: _PyEval, node: ast.AST | None) -> dict[int, int | float]:
+    if not isinstance(node, ast.Tuple | ast.List):
+        return {}
+    values = {}
+    for index, element in enumerate(node.elts):
+        value = _py_value(evaluator, element)
+        if isinstance(value, int | float):
+            values[index] = value
+    return values
+
+
+# -- choosing one configuration per kernel --------------------------------------------------------
+
+def launch_for(kernel: FunctionDef, sites: list[LaunchSite], macros: dict[str, Macro],
+               given: tuple[int, int, int] | None = None) -> LaunchConfig:
+    """The configuration to model `kernel` with; the first launch site with a known block wins."""
+    own = [s for s in sites if s.kernel == kernel.name]
+    if given is not None:
+        grid = next((s.grid for s in own if s.grid), None)
+        return LaunchConfig(kernel.name, given, grid, origin="given")
+    for site in own:
+        if site.block is not None:
+            note = "" if len(own) == 1 else f"{len(own)} launch sites; the first with a known block is modelled"
+            return LaunchConfig(kernel.name, site.block, site.grid, site.dynamic_smem, site.origin, note)
+    if kernel.launch_bounds:
+        ev = Evaluator(1, macros)
+        try:
+            threads = int(ev.vector(_expr(kernel.launch_bounds[0]), Env())[0])
+            return LaunchConfig(kernel.name, (threads, 1, 1), None, 0, "launch-bounds",
+                                "block size taken from __launch_bounds__")
+        except (Unknown, TypeError):
+            pass
+    where = "its launch's block size is computed at run time" if own else "no launch of it was found"
+    return LaunchConfig(kernel.name, ASSUMED_BLOCK, None, 0, "assumed",
+                        f"{where}: {ASSUMED_BLOCK[0]} threads per block assumed")
+
+
+def _expr(source: str) -> Node:
+    from engine.analysis.cuda_ast import parse_expression
+
+    node = parse_expression(source)
+    if node is None:
+        raise Unknown(f"cannot parse {source!r}")
+    return node

@@ -1,0 +1,22 @@
+"""Proposers: `library` (offline default, climbs the shipped implementations and tunables),
+`llm` (any OpenAI-compatible endpoint) and `human` (pasted code). `make_proposer` picks one."""
+
+from __future__ import annotations
+
+from engine.propose.base import ParentView, Proposal, ProposalContext, Proposer
+from engine.propose.human import human_proposal
+from engine.propose.library import LibraryProposer
+
+
+def make_proposer(name: str, llm_options: dict | None = None) -> Proposer:
+    if name == "library":
+        return LibraryProposer()
+    if name == "llm":
+        from engine.propose.llm import LLMConfig, LLMProposer
+
+        return LLMProposer(LLMConfig(**(llm_options or {})))
+    raise ValueError(f"unknown proposer {name!r}: use library or llm (human candidates are pasted in a run)")
+
+
+__all__ = ["LibraryProposer", "ParentView", "Proposal", "ProposalContext", "Proposer", "human_proposal",
+           "make_proposer"]

@@ -1,0 +1,61 @@
+"""What every proposer takes (the parent, its evaluation and feedback, the human's hint) and
+returns (candidate source plus the record of how it was made)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from engine.problems.model import Problem
+
+
+@dataclass(frozen=True)
+class ParentView:
+    """The candidate being refined, as a proposer may see it (no hidden configurations)."""
+
+    candidate_id: int
+    source: str
+    language: str
+    verdict: str
+    message: str = ""
+    log: str = ""
+    speedup: float | None = None
+    feedback: str = ""  # the ranked diagnoses sent onwards
+    findings: tuple[str, ...] = ()  # names of the feedback tools that fired
+    bottleneck: str | None = None
+    proposal: dict = field(default_factory=dict)  # how the parent itself was made
+
+
+@dataclass(frozen=True)
+class ProposalContext:
+    problem: Problem
+    parent: ParentView | None
+    step: int
+    sample: int
+    seed: int
+    gpu: bool  # whether candidates will execute (else compile and analyse only)
+    hint: str | None = None
+    tried: frozenset[tuple[int | None, str]] = frozenset()
+
+
+@dataclass
+class Proposal:
+    source: str
+    language: str  # python | cuda | c
+    origin: str  # llm | library | human
+    signature: str  # what distinguishes this proposal for the search memory
+    strategy: str | None = None
+    meta: dict = field(default_factory=dict)
+    prompt: str | None = None
+    reply: str | None = None
+    prompt_template: str | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    latency_s: float | None = None
+    error: str | None = None  # set when no candidate could be made (no code, endpoint down)
+
+
+class Proposer(Protocol):
+    name: str
+
+    def propose(self, context: ProposalContext) -> Proposal: ...

@@ -1,0 +1,61 @@
+"""Prompts built from template files; each candidate stores the template's name and content hash,
+so a change of wording is visible in the data. Hidden configurations never reach a prompt."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.propose.base import ProposalContext
+
+TEMPLATES = Path(__file__).parent / "templates"
+MAX_LOG_CHARS = 2500
+MAX_REFERENCE_CHARS = 12000
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str
+    user: str
+    template: str  # "refine_pytorch@1a2b3c4d"
+
+
+def _template(name: str) -> tuple[str, str]:
+    text = (TEMPLATES / f"{name}.md").read_text()
+    return text, f"{name}@{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+def _configs_text(context: ProposalContext) -> str:
+    return "\n".join(f"- {c.name}: " + ", ".join(f"{k}={v}" for k, v in c.params.items())
+                     for c in context.problem.visible_configs)
+
+
+def _parent_text(context: ProposalContext) -> str:
+    parent = context.parent
+    if parent is None:
+        return ""
+    text, _ = _template("parent")
+    log = parent.log[-MAX_LOG_CHARS:] if parent.verdict not in ("correct", "needs_gpu") else ""
+    return text.format(
+        fence="python" if parent.language == "python" else "cuda", source=parent.source, verdict=parent.verdict,
+        speedup=f", {parent.speedup:.2f}× the baseline" if parent.speedup else "", message=parent.message,
+        log=f"\n```\n{log}\n```\n" if log else "",
+        feedback=(f"\nDiagnosis of this candidate, most important first:\n{parent.feedback}\n"
+                  if parent.feedback else ""),
+    )
+
+
+def build_prompt(context: ProposalContext) -> Prompt:
+    problem = context.problem
+    name = "refine_pytorch" if problem.kind == "pytorch" else "refine_c"
+    text, version = _template(name)
+    allowed = f" (allowed here: {', '.join(problem.allowed_torch_ops)})" if problem.allowed_torch_ops else ""
+    hint = f"\n## Guidance from the engineer steering this run\n\n{context.hint}\n" if context.hint else ""
+    user = text.format(
+        title=problem.title, description=problem.description, reference=problem.reference_source[:MAX_REFERENCE_CHARS],
+        configs=_configs_text(context), allowed=allowed, dtype=problem.dtype, entry=problem.entry or "",
+        parent=_parent_text(context), hint=hint,
+    )
+    system, _ = _template("system")
+    return Prompt(system=system.strip(), user=user, template=version)

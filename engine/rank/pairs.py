@@ -1,0 +1,168 @@
+"""Training pairs: what the ranker learns from, each with a target P(a better than b) and a weight.
+
+Three sources, always within one problem:
+- measured: both candidates correct on the same device (and in the same unit), at least
+  `min_ratio` apart in time; the faster wins, weighted by |log ratio| so that a 3x gap counts
+  more than a 10 % one. Pairs closer than the margin are timing noise and are left out.
+- human: votes A/B/tie (tie = 0.5), weighted by the labeler's agreement weight; "both bad" says
+  nothing about order and "skip" nothing at all, so both are left out.
+- integrity: a candidate caught cheating loses to every other candidate of its problem, whatever
+  a labeler or a timer said about it (its human and measured pairs are dropped).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from db.labels import CandidateEvidence, LabelRow
+
+MIN_RATIO = 1.10
+SOURCES = ("measured", "human", "integrity")
+HUMAN_TARGETS = {"a": 1.0, "b": 0.0, "tie": 0.5}
+DEFAULT_LABELER_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class PairExample:
+    a: int
+    b: int
+    target: float  # P(a better than b)
+    weight: float
+    source: str  # measured | human | integrity
+    problem: str
+    log_ratio: float | None = None  # measured: |log(t_slow / t_fast)|
+
+
+@dataclass(frozen=True)
+class PairConfig:
+    min_ratio: float = MIN_RATIO
+    use_measured: bool = True
+    use_human: bool = True
+    use_integrity: bool = True
+    human_weight: float = 1.0
+    integrity_weight: float = 1.0
+    max_pairs_per_problem: int = 20_000
+    seed: int = 0
+
+
+def _cap(n: int, cap: int, rng: np.random.Generator) -> np.ndarray:
+    return np.sort(rng.choice(n, size=cap, replace=False)) if n > cap else np.arange(n)
+
+
+def measured_pairs(evidence: Sequence[CandidateEvidence], min_ratio: float = MIN_RATIO,
+                   max_pairs_per_problem: int = 20_000, seed: int = 0) -> list[PairExample]:
+    """Every same-device pair of correct candidates at least `min_ratio` apart."""
+    groups: dict[tuple[str, str, str], list[tuple[int, float]]] = defaultdict(list)
+    for item in evidence:
+        if item.integrity_violation:
+            continue
+        for m in item.measurements:
+            if m.candidate_us is not None and m.candidate_us > 0:
+                groups[(item.problem_slug, m.device, "us")].append((item.id, math.log(m.candidate_us)))
+            elif m.speedup is not None and m.speedup > 0:
+                groups[(item.problem_slug, m.device, "speedup")].append((item.id, -math.log(m.speedup)))
+    rng = np.random.default_rng(seed)
+    margin = math.log(min_ratio)
+    out: list[PairExample] = []
+    for (problem, _device, _unit), rows in sorted(groups.items()):
+        if len(rows) < 2:
+            continue
+        ids = np.array([r[0] for r in rows])
+        log_t = np.array([r[1] for r in rows])
+        i, j = np.triu_indices(len(rows), k=1)
+        diff = log_t[i] - log_t[j]
+        keep = np.abs(diff) >= margin - 1e-12
+        i, j, diff = i[keep], j[keep], diff[keep]
+        chosen = _cap(len(i), max_pairs_per_problem, rng)
+        for k in chosen:
+            d = float(diff[k])
+            out.append(PairExample(a=int(ids[i[k]]), b=int(ids[j[k]]), target=1.0 if d < 0 else 0.0,
+                                   weight=abs(d), source="measured", problem=problem, log_ratio=abs(d)))
+    return out
+
+
+def integrity_pairs(evidence: Sequence[CandidateEvidence], weight: float = 1.0,
+                    max_pairs_per_problem: int = 20_000, seed: int = 0) -> list[PairExample]:
+    """Each cheating candidate against each honest one of its problem; the honest one wins."""
+    by_problem: dict[str, list[CandidateEvidence]] = defaultdict(list)
+    for item in evidence:
+        by_problem[item.problem_slug].append(item)
+    rng = np.random.default_rng(seed + 1)
+    out: list[PairExample] = []
+    for problem, items in sorted(by_problem.items()):
+        cheats = [c.id for c in items if c.integrity_violation]
+        honest = [c.id for c in items if not c.integrity_violation]
+        combos = [(h, c) for c in cheats for h in honest]
+        for k in _cap(len(combos), max_pairs_per_problem, rng):
+            h, c = combos[k]
+            out.append(PairExample(a=h, b=c, target=1.0, weight=weight, source="integrity", problem=problem))
+    return out
+
+
+def human_pairs(labels: Sequence[LabelRow], evidence_by_id: Mapping[int, CandidateEvidence],
+                labeler_weights: Mapping[int, float] | None = None, human_weight: float = 1.0) -> list[PairExample]:
+    """Live A/B/tie votes on pairs of one problem, neither of them a cheat."""
+    weights = labeler_weights or {}
+    out: list[PairExample] = []
+    for label in labels:
+        target = HUMAN_TARGETS.get(label.choice)
+        a, b = evidence_by_id.get(label.candidate_a_id), evidence_by_id.get(label.candidate_b_id)
+        if label.undone or target is None or a is None or b is None or a.problem_slug != b.problem_slug:
+            continue
+        if a.integrity_violation or b.integrity_violation:
+            continue
+        weight = human_weight * weights.get(label.labeler_id, DEFAULT_LABELER_WEIGHT)
+        if weight > 0:
+            out.append(PairExample(a=a.id, b=b.id, target=target, weight=weight, source="human",
+                                   problem=a.problem_slug))
+    return out
+
+
+def build_pairs(evidence: Sequence[CandidateEvidence], labels: Sequence[LabelRow],
+                labeler_weights: Mapping[int, float] | None = None,
+                config: PairConfig | None = None) -> list[PairExample]:
+    config = config or PairConfig()
+    out: list[PairExample] = []
+    if config.use_measured:
+        out += measured_pairs(evidence, config.min_ratio, config.max_pairs_per_problem, config.seed)
+    if config.use_human:
+        out += human_pairs(labels, {e.id: e for e in evidence}, labeler_weights, config.human_weight)
+    if config.use_integrity:
+        out += integrity_pairs(evidence, config.integrity_weight, config.max_pairs_per_problem, config.seed)
+    return out
+
+
+@dataclass
+class PairSet:
+    """Pairs as arrays of row indices into a candidate feature matrix, ready for torch."""
+
+    a: np.ndarray
+    b: np.ndarray
+    target: np.ndarray
+    weight: np.ndarray
+    source: np.ndarray
+    problem: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    @classmethod
+    def from_examples(cls, examples: Sequence[PairExample], row_of: Mapping[int, int]) -> PairSet:
+        return cls(a=np.array([row_of[e.a] for e in examples], dtype=np.int64),
+                   b=np.array([row_of[e.b] for e in examples], dtype=np.int64),
+                   target=np.array([e.target for e in examples], dtype=np.float32),
+                   weight=np.array([e.weight for e in examples], dtype=np.float32),
+                   source=np.array([e.source for e in examples], dtype=object),
+                   problem=np.array([e.problem for e in examples], dtype=object))
+
+    def subset(self, mask: np.ndarray) -> PairSet:
+        return PairSet(self.a[mask], self.b[mask], self.target[mask], self.weight[mask], self.source[mask],
+                       self.problem[mask])
+
+    def counts(self) -> dict[str, int]:
+        return {s: int((self.source == s).sum()) for s in SOURCES}

@@ -1,0 +1,115 @@
+"""The unified reward and its components, kept apart so an export can re-weight them.
+
+Integrity violations score below every honest failure (a cheat must never beat an honest wrong
+answer), the structural score only counts for correct kernels ("uses shared memory" alone earns
+nothing), and speed is log-scaled so a 2× and a 0.5× are symmetric.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+# The tiered form an open RL environment uses; also our failure floor for the log form.
+FAILURE_REWARD = {
+    "integrity_violation": -1.0,
+    "proposal_error": -0.6,
+    "compile_error": -0.5,
+    "load_error": -0.5,
+    "runtime_error": -0.4,
+    "timeout": -0.4,
+    "incorrect": -0.3,
+}
+TIERS = ((3.0, 1.0), (2.0, 0.8), (1.5, 0.6), (1.2, 0.4), (1.0, 0.2))
+STRUCTURAL_CAP = 1.0
+MULTI_TURN_GAMMA = 0.4
+
+
+@dataclass(frozen=True)
+class RewardWeights:
+    speed: float = 1.0
+    structural: float = 0.2
+    coverage: float = 0.1
+    ranker: float = 0.2
+
+
+@dataclass(frozen=True)
+class RewardBreakdown:
+    total: float
+    correct: bool
+    speed: float | None  # log speedup (or the tier)
+    structural: float
+    coverage: float | None
+    ranker: float | None
+    tiered: float  # the open-environment tiered reward, always stored for comparison
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def tiered_reward(verdict: str, speedup: float | None) -> float:
+    if verdict in FAILURE_REWARD:
+        return FAILURE_REWARD[verdict]
+    if verdict != "correct" or speedup is None:
+        return 0.0
+    for threshold, value in TIERS:
+        if speedup >= threshold:
+            return value
+    return -0.1
+
+
+def structural_score(features: dict[str, float]) -> float:
+    """A capped score from static features: coalesced, vectorised, spill-free, well-occupied code.
+
+    Each term is a fraction in [0, 1]; the mean is the score. Missing features count as neutral
+    (0.5) so a kernel is not punished for what the analyser could not see.
+    """
+    terms = []
+    sectors = features.get("coalescing_sectors_per_request")
+    ideal = features.get("coalescing_ideal_sectors_per_request", 4.0)
+    terms.append(min(1.0, ideal / sectors) if sectors else 0.5)
+    occupancy = features.get("occupancy")
+    terms.append(min(1.0, occupancy / 0.5) if occupancy is not None else 0.5)
+    spills = features.get("spill_bytes", features.get("spills"))
+    terms.append(0.0 if spills else 1.0 if spills is not None else 0.5)
+    width = features.get("vector_width")
+    terms.append(min(1.0, width / 16.0) if width else 0.5)
+    return min(STRUCTURAL_CAP, sum(terms) / len(terms))
+
+
+def unified_reward(verdict: str, speedup: float | None, features: dict[str, float] | None = None,
+                   coverage: float | None = None, ranker_score: float | None = None,
+                   weights: RewardWeights | None = None) -> RewardBreakdown:
+    weights = weights or RewardWeights()
+    tier = tiered_reward(verdict, speedup)
+    correct = verdict == "correct"
+    structural = structural_score(features or {}) if correct else 0.0
+    if verdict in FAILURE_REWARD:
+        return RewardBreakdown(tier, False, None, 0.0, coverage, ranker_score, tier)
+    if not correct:  # needs_gpu: compiled and analysed, nothing measured, so only the ranker speaks
+        total = weights.ranker * ranker_score if ranker_score is not None else 0.0
+        return RewardBreakdown(total, False, None, 0.0, coverage, ranker_score, tier)
+    speed = math.log(speedup) if speedup and speedup > 0 else 0.0
+    total = weights.speed * speed + weights.structural * structural
+    if coverage is not None:
+        total += weights.coverage * coverage
+    if ranker_score is not None:
+        total += weights.ranker * ranker_score
+    return RewardBreakdown(total, True, speed, structural, coverage, ranker_score, tier)
+
+
+def anchored_rewards(turn_rewards: list[float]) -> list[float]:
+    """Multi-turn rewards anchored to the first turn: later turns earn only their improvement on it."""
+    if not turn_rewards:
+        return []
+    first = turn_rewards[0]
+    return [first] + [r - first for r in turn_rewards[1:]]
+
+
+def discounted_returns(turn_rewards: list[float], gamma: float = MULTI_TURN_GAMMA) -> list[float]:
+    """Credit from later turns flows back with factor gamma (0.4 worked best in a multi-turn study)."""
+    returns, running = [], 0.0
+    for reward in reversed(turn_rewards):
+        running = reward + gamma * running
+        returns.append(running)
+    return returns[::-1]
