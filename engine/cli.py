@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import typer
 
+from engine.analysis import commands as analysis_commands
 from engine.problems import commands as problem_commands
 
 app = typer.Typer(help="Kernel Refinery: refine GPU kernels, label candidates, train rankers, export datasets.",
                   no_args_is_help=True, pretty_exceptions_show_locals=False)
 
 problem_commands.register(app)
+analysis_commands.register(app)
 
 
 if __name__ == "__main__":

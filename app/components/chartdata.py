@@ -280,6 +280,7 @@ def tree_layout(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         stack.extend((kid, depth + 1, False) for kid in reversed(kids))
     nodes = frame.assign(x=frame["candidate_id"].map(x), y=frame["candidate_id"].map(y))
     by_id = nodes.set_index("candidate_id")
-    edges = [{"x": by_id.at[int(p), "x"], "y": by_id.at[int(p), "y"], "x2": row.x, "y2": row.y}
+    edges = [{"x": by_id.at[int(row.parent_id), "x"], "y": by_id.at[int(row.parent_id), "y"], "x2": row.x,
+              "y2": row.y}
              for row in nodes.itertuples() if pd.notna(row.parent_id) and int(row.parent_id) in ids]
     return nodes, pd.DataFrame.from_records(edges, columns=["x", "y", "x2", "y2"])

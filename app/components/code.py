@@ -12,8 +12,8 @@ import html
 import streamlit as st
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import CLexer, CudaLexer, DiffLexer, PythonLexer, TextLexer
 from pygments.lexer import Lexer
+from pygments.lexers import CLexer, CudaLexer, DiffLexer, PythonLexer, TextLexer
 
 from app.components.style import CODE_STYLE
 

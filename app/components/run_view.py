@@ -128,27 +128,27 @@ def controls(run: RunSummary, selected: int | None) -> None:
             _send(run.id, "resume", None, "Resume requested.")
         if st.button("Stop", icon=":material/stop:", key="ctl_stop"):
             _send(run.id, "stop", None, "Stop requested: the run stops after the current step.")
-        with st.popover("Hint for the next round", icon=":material/tips_and_updates:"):
-            with st.form("hint_form", clear_on_submit=True, border=False):
-                text = st.text_area("Hint", placeholder="e.g. stage the tile in shared memory and pad it",
-                                    key="hint_text")
-                if st.form_submit_button("Send hint", icon=":material/send:"):
-                    if text.strip():
-                        _send(run.id, "hint", {"text": text.strip()}, "Hint queued for the next round.")
-                    else:
-                        st.warning("Write a hint first.")
-        with st.popover("Paste a candidate", icon=":material/content_paste:"):
-            with st.form("insert_form", clear_on_submit=True, border=False):
-                source = st.text_area("Candidate source", height=220, key="insert_source",
-                                      placeholder="A full candidate, in the problem's format")
-                under = st.checkbox(f"As a child of candidate #{selected}" if selected else "As a new root",
-                                    value=selected is not None, disabled=selected is None, key="insert_under")
-                if st.form_submit_button("Insert", icon=":material/add:"):
-                    if source.strip():
-                        _send(run.id, "insert", {"source": source, "parent_id": selected if under else None},
-                              "Candidate queued: it is evaluated as the next round.")
-                    else:
-                        st.warning("Paste a candidate's source first.")
+        with st.popover("Hint for the next round", icon=":material/tips_and_updates:"), \
+                st.form("hint_form", clear_on_submit=True, border=False):
+            text = st.text_area("Hint", placeholder="e.g. stage the tile in shared memory and pad it",
+                                key="hint_text")
+            if st.form_submit_button("Send hint", icon=":material/send:"):
+                if text.strip():
+                    _send(run.id, "hint", {"text": text.strip()}, "Hint queued for the next round.")
+                else:
+                    st.warning("Write a hint first.")
+        with st.popover("Paste a candidate", icon=":material/content_paste:"), \
+                st.form("insert_form", clear_on_submit=True, border=False):
+            source = st.text_area("Candidate source", height=220, key="insert_source",
+                                  placeholder="A full candidate, in the problem's format")
+            under = st.checkbox(f"As a child of candidate #{selected}" if selected else "As a new root",
+                                value=selected is not None, disabled=selected is None, key="insert_under")
+            if st.form_submit_button("Insert", icon=":material/add:"):
+                if source.strip():
+                    _send(run.id, "insert", {"source": source, "parent_id": selected if under else None},
+                          "Candidate queued: it is evaluated as the next round.")
+                else:
+                    st.warning("Paste a candidate's source first.")
 
 
 def _round_label(row: RoundRow) -> str:
@@ -304,9 +304,8 @@ def chart_panel(run: RunSummary, version: tuple, selected: int | None) -> None:
         if len(shown) < len(points):
             st.caption(f"Showing {len(shown)} of {len(points)} candidates: the best of each round and an even "
                        "spread of the rest.")
-    with roof:
-        with shown_errors("draw the roofline"):
-            _roofline(run, version, selected)
+    with roof, shown_errors("draw the roofline"):
+        _roofline(run, version, selected)
     with tree:
         subset = chartdata.tree_subset(points, selected)
         nodes, edges = chartdata.tree_layout(subset)

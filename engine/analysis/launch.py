@@ -10,6 +10,7 @@ are assumed and the record says so.
 from __future__ import annotations
 
 import ast
+import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -178,10 +179,8 @@ def _module_constants(tree: ast.Module) -> dict[str, object]:
     evaluator = _PyEval(names)
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
+            with contextlib.suppress(Unknown, ZeroDivisionError, TypeError):
                 names[node.targets[0].id] = evaluator.eval(node.value)
-            except (Unknown, ZeroDivisionError, TypeError):
-                pass
     return names
 
 

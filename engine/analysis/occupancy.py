@@ -87,7 +87,9 @@ class Occupancy:
 
     @property
     def limiter(self) -> str:
-        """The one resource to name: a hardware resource before the per-SM block cap."""
+        """The one resource to name ("none" at full occupancy): a hardware resource before the block cap."""
+        if self.occupancy >= 1.0 and self.blocks_per_sm:
+            return "none"
         order = ("registers", "shared_mem", "warps", "blocks", "barriers")
         return min(self.limiters, key=order.index) if self.limiters else "none"
 

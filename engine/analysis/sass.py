@@ -8,6 +8,7 @@ MMA pipe, not tensor math.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -134,9 +135,8 @@ def classify(instruction: Instruction) -> list[str]:
         classes.append("fp16")
     elif base == "MUFU":
         classes.append("mufu")
-    elif base == "BRA":
-        if instruction.predicate and instruction.predicate not in ("@PT",):
-            classes.append("predicated_branch")
+    elif base == "BRA" and instruction.predicate and instruction.predicate not in ("@PT",):
+        classes.append("predicated_branch")
     return classes
 
 
@@ -234,8 +234,6 @@ def disassemble(cubin: Path, cache: bool = True) -> str:
     if done.returncode != 0 or "fatal" in done.stderr or not done.stdout.strip():
         raise DisassemblyError(f"{Path(command[0]).name} failed: {done.stderr.strip()[:300]}")
     if cache:
-        try:
+        with contextlib.suppress(OSError):
             cached.write_text(done.stdout)
-        except OSError:
-            pass
     return done.stdout

@@ -121,6 +121,7 @@ def source_features(kernel: FunctionDef, macros: dict[str, Macro], type_bytes_of
     features.pointer_params = sum(p.is_pointer for p in kernel.params)
     features.restrict_params = sum(p.is_pointer and p.is_restrict for p in kernel.params)
     features.const_pointer_params = sum(p.is_pointer and p.is_const for p in kernel.params)
+    features.vector_types = sum(p.type_name in VECTOR_TYPES for p in kernel.params)
     body = kernel.body
     if body is None:
         return features
@@ -153,10 +154,10 @@ def source_features(kernel: FunctionDef, macros: dict[str, Macro], type_bytes_of
             features.loops += 1
             features.max_loop_depth = max(features.max_loop_depth, loop_depth + 1)
             update = node.child_by_field_name("update") if kind == "for_statement" else None
-            if update is not None and "gridDim" in text(update):
-                features.grid_stride_loop += 1
-            elif kind == "while_statement" and "gridDim" in text(node.child_by_field_name("body")):
-                features.grid_stride_loop += 1
+            strided_by = text(update) if update is not None else ""
+            if kind == "while_statement":
+                strided_by = text(node.child_by_field_name("body"))
+            features.grid_stride_loop += "gridDim" in strided_by
         elif kind == "if_statement":
             if _depends_on_thread(node.child_by_field_name("condition"), tainted):
                 features.thread_divergent_branches += 1

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from db.labels import list_labels, load_evidence
-from engine.rank.agreement import agreement_from
+from engine.rank.agreement import agreement_report
 from engine.rank.metrics import sigmoid
 from engine.rank.pairs import PairConfig, PairExample, build_pairs
 
@@ -67,7 +67,6 @@ def bradley_terry_order(problem_slug: str, config: PairConfig | None = None) -> 
     ids = {e.id for e in evidence}
     labels = [label for label in list_labels(problem_slug=problem_slug)
               if label.candidate_a_id in ids and label.candidate_b_id in ids]
-    all_labels = list_labels()
-    weights = agreement_from(all_labels, {e.id: e for e in evidence}, {}).weights() if all_labels else {}
+    weights = agreement_report().weights() if labels else {}
     pairs = build_pairs(evidence, labels, weights, config)
     return order_from_pairs(pairs) if pairs else []

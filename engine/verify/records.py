@@ -19,6 +19,7 @@ class Verdict(StrEnum):
     INTEGRITY_VIOLATION = "integrity_violation"
     CORRECT = "correct"
     NEEDS_GPU = "needs_gpu"  # compiled and analysed on a machine with no GPU; not executed
+    PROPOSAL_ERROR = "proposal_error"  # no candidate to run: reply without code, truncated, endpoint down
 
     @property
     def is_failure(self) -> bool:
@@ -35,6 +36,11 @@ class TimingStats:
     min_us: float
     trials: int
     wall_us: float | None = None  # device-synchronised wall time per call, the cross-check
+    clock: str = "cuda-events"  # cuda-events | perf-counter
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> TimingStats | None:
+        return None if data is None else cls(**data)
 
     @property
     def cv(self) -> float:
@@ -52,6 +58,14 @@ class ConfigResult:
     message: str = ""
     candidate: TimingStats | None = None
     baselines: dict[str, TimingStats] = field(default_factory=dict)  # eager, compile, c-reference, naive-cuda
+    seeds: list[int] = field(default_factory=list)  # the correctness trials' input seeds
+
+    @classmethod
+    def from_json(cls, data: dict) -> ConfigResult:
+        data = dict(data)
+        data["candidate"] = TimingStats.from_json(data.get("candidate"))
+        data["baselines"] = {k: TimingStats.from_json(v) for k, v in (data.get("baselines") or {}).items()}
+        return cls(**data)
 
 
 @dataclass
@@ -90,6 +104,26 @@ class EvaluationResult:
     flag_reason: str = ""
     build_seconds: float | None = None
     seeds: list[int] = field(default_factory=list)
+    load_seconds: float | None = None  # worker: module import/library load plus the first call (JIT compiles)
+    worker_seconds: float | None = None  # worker: the whole job
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed_config(self) -> ConfigResult | None:
+        return next((c for c in self.configs if not c.ok), None)
+
+    @property
+    def failed_checks(self) -> list[IntegrityFinding]:
+        return [f for f in self.integrity if not f.passed]
+
+    @classmethod
+    def from_json(cls, data: dict) -> EvaluationResult:
+        data = dict(data)
+        data["verdict"] = Verdict(data["verdict"])
+        data["configs"] = [ConfigResult.from_json(c) for c in data.get("configs", [])]
+        data["integrity"] = [IntegrityFinding(**f) for f in data.get("integrity", [])]
+        data["kernels"] = [KernelLaunch(**k) for k in data.get("kernels", [])]
+        return cls(**data)
 
     @property
     def own_kernel_share(self) -> float | None:

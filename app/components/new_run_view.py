@@ -1,0 +1,158 @@
+"""The New run page's form, turned into the engine's `RunRequest`.
+
+Building the request is pure (`build_request`), so its rules are tested without a browser: the
+LLM's key is named by the environment variable that holds it and is never stored or shown.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import streamlit as st
+
+from app.components import data, engine_api
+from app.components.errors import show_error
+from db import queries
+from engine.problems import Problem
+
+STRATEGIES = {"iterative": "Iterative (one child of the best so far)", "best-of-n": "Best of N (N samples a round)",
+              "beam": "Beam (keep the best N, widen each)", "mcts": "MCTS (progressive widening, pruning)"}
+DEVICES = {"auto": "Auto (a GPU if there is one)", "cuda": "GPU (CUDA)", "cpu": "CPU only"}
+
+
+@dataclass(frozen=True)
+class RunForm:
+    problem_slug: str
+    proposer: str
+    strategy: str
+    rounds: int
+    samples: int
+    seed: int
+    device: str
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = ""
+    temperature: float = 0.7
+
+
+def form_problems(form: RunForm) -> list[str]:
+    """What keeps the form from starting a run, in words (empty when it can start)."""
+    problems = []
+    if not form.problem_slug:
+        problems.append("Choose a problem.")
+    if form.proposer == "llm":
+        if not form.base_url.strip():
+            problems.append("The LLM proposer needs a base URL (any OpenAI-compatible endpoint).")
+        if not form.model.strip():
+            problems.append("The LLM proposer needs a model name.")
+        if not form.api_key_env.strip():
+            problems.append("Name the environment variable that holds the API key.")
+    if form.rounds < 1:
+        problems.append("A run needs at least one round.")
+    return problems
+
+
+def build_request(form: RunForm, runs_module):
+    """The engine's RunRequest for a valid form."""
+    llm = None
+    if form.proposer == "llm":
+        llm = runs_module.LLMOptions(base_url=form.base_url.strip(), model=form.model.strip(),
+                                     api_key_env=form.api_key_env.strip(), temperature=float(form.temperature))
+    return runs_module.RunRequest(problem_slug=form.problem_slug, proposer=form.proposer, strategy=form.strategy,
+                                  rounds=int(form.rounds), samples=int(form.samples), seed=int(form.seed),
+                                  llm=llm, device=form.device)
+
+
+def _problem_label(problems: dict[str, Problem], slug: str) -> str:
+    p = problems.get(slug)
+    return f"{slug} — {p.title} ({p.kind})" if p else slug
+
+
+def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
+    """The widgets; returns the form's values and whether Start was pressed."""
+    from engine.settings import get_settings
+
+    settings = get_settings()
+    slugs = sorted(problems)
+    wanted = st.query_params.get("problem")
+    if wanted in slugs and st.session_state.get("nr_problem_from") != wanted:
+        st.session_state["nr_problem"] = wanted  # arriving from a problem's "New run" button
+        st.session_state["nr_problem_from"] = wanted
+    elif st.session_state.get("nr_problem") not in slugs:
+        st.session_state["nr_problem"] = slugs[0] if slugs else None
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        slug = st.selectbox("Problem", slugs, key="nr_problem", format_func=lambda s: _problem_label(problems, s),
+                            placeholder="Choose a problem")
+        proposer = st.segmented_control("Proposer", ["library", "llm"], key="nr_proposer", required=True,
+                                        default=settings.default_proposer if settings.default_proposer in
+                                        ("library", "llm") else "library",
+                                        format_func={"library": "Library (offline)", "llm": "LLM"}.get)
+        base_url = model = key_env = ""
+        temperature = settings.llm_temperature
+        if proposer == "llm":
+            with st.container(border=True):
+                base_url = st.text_input("Base URL", value=settings.llm_base_url, key="nr_base_url",
+                                         help="Any OpenAI-compatible endpoint.")
+                model = st.text_input("Model", value=settings.llm_model, key="nr_model")
+                key_env = st.text_input("API key from environment variable", value=settings.llm_api_key_env,
+                                        key="nr_key_env", help="The key stays in the environment: the run "
+                                        "process reads it, the database never stores it.")
+                if key_env.strip() and not os.environ.get(key_env.strip()):
+                    st.warning(f"`{key_env.strip()}` is not set in the dashboard's environment; the run process "
+                               "inherits this environment, so its LLM calls would fail.", icon=":material/key_off:")
+                temperature = st.slider("Temperature", 0.0, 2.0, float(settings.llm_temperature), 0.05,
+                                        key="nr_temperature")
+        else:
+            st.caption("The library proposer searches the problem's shipped implementations and their tunable "
+                       "constants, steered by each round's feedback. It needs no network.")
+    with right:
+        strategy = st.selectbox("Search strategy", list(STRATEGIES), format_func=STRATEGIES.get, key="nr_strategy")
+        c1, c2 = st.columns(2)
+        rounds = c1.number_input("Rounds", min_value=1, max_value=500, value=8, step=1, key="nr_rounds")
+        samples = c2.number_input("Samples per round", min_value=1, max_value=64,
+                                  value=1 if strategy == "iterative" else 4, step=1, key="nr_samples",
+                                  disabled=strategy == "iterative")
+        seed = c1.number_input("Seed", min_value=0, value=0, step=1, key="nr_seed")
+        device = c2.selectbox("Device", list(DEVICES), format_func=DEVICES.get, key="nr_device")
+        if not gpu and device != "cpu":
+            st.caption("No GPU here: CUDA candidates are compiled and analysed, not run; CPU candidates of C "
+                       "problems run.")
+    start = st.button("Start run", type="primary", icon=":material/play_arrow:", key="nr_start")
+    values = RunForm(problem_slug=slug or "", proposer=proposer or "library", strategy=strategy,
+                     rounds=int(rounds), samples=1 if strategy == "iterative" else int(samples), seed=int(seed),
+                     device=device, base_url=base_url, model=model, api_key_env=key_env,
+                     temperature=float(temperature))
+    return values, start
+
+
+def start(values: RunForm) -> int | None:
+    """Validate, then ask the engine to spawn the run process; errors are said where the button is."""
+    issues = form_problems(values)
+    if issues:
+        for issue in issues:
+            st.error(issue, icon=":material/error:")
+        return None
+    try:
+        runs = engine_api.runs_module()
+        with st.spinner("Starting the run process…", show_time=True):
+            run_id = runs.start_run(build_request(values, runs))
+    except Exception as exc:  # noqa: BLE001 - shown in words under the button
+        show_error("start the run", exc)
+        return None
+    st.session_state["nr_last_run"] = run_id
+    data.recent_runs.clear()
+    return run_id
+
+
+def started(run_id: int) -> None:
+    """Where the new run lives, and the way to watch it."""
+    summary = queries.get_run(run_id)
+    log = engine_api.log_path(summary) if summary else None
+    with st.container(border=True, key="run_started"):
+        st.success(f"Run #{run_id} started.", icon=":material/rocket_launch:")
+        if log:
+            st.markdown(f"Its log is at `{log}`; its events at `{log.parent / 'events'}`.")
+        if st.button("Open the live view", type="primary", icon=":material/monitoring:", key="nr_open"):
+            st.switch_page("pages/run_live.py", query_params={"run": str(run_id)})

@@ -1,0 +1,125 @@
+"""Synthetic runs for the dashboard's tests and its latency benchmark.
+
+Writes rows the way the contract with the run process says a round is stored: candidate,
+evaluation, diagnostics, a RunEvent row, and only then the event file. Never used by the app.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from db.models import Candidate, Diagnostic, Evaluation, Run, RunEvent
+from db.session import session_scope
+from engine.settings import get_settings
+
+SOURCE = """#define TILE 32
+__global__ void kernel_transpose(int rows, int cols, const float* in, float* out) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int r = blockIdx.y * blockDim.y + threadIdx.y;
+    if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];  // step %d
+}
+"""
+
+
+def make_run(problem_slug: str = "transpose", status: str = "running", rounds: int = 10, recorded: bool = False,
+             device: str | None = "cpu", strategy: str = "iterative", proposer: str = "library") -> int:
+    home = get_settings().runs_dir
+    with session_scope() as session:
+        run = Run(problem_slug=problem_slug, proposer=proposer, strategy=strategy, rounds_budget=rounds,
+                  status=status, device=device, recorded=recorded, config={"seed": 0})
+        session.add(run)
+        session.flush()
+        run.folder = str(home / str(run.id))
+        run_id = run.id
+    Path(home / str(run_id) / "events").mkdir(parents=True, exist_ok=True)
+    return run_id
+
+
+def write_event_file(run_id: int, seq: int, kind: str, step: int | None, candidate_id: int | None,
+                     message: str = "") -> Path:
+    """Atomically, as a careful writer would: a temp name, then a rename into place."""
+    folder = get_settings().runs_dir / str(run_id) / "events"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{seq:08d}.json"
+    tmp = folder / f".{seq:08d}.json.tmp"
+    tmp.write_text(json.dumps({"kind": kind, "step": step, "candidate_id": candidate_id, "message": message,
+                               "time": datetime.now(UTC).isoformat()}))
+    os.replace(tmp, target)
+    return target
+
+
+def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str = "correct",
+              speedup: float | None = 1.5, sample: int = 0, event_file: bool = True,
+              diagnostics: bool = True, seq: int | None = None) -> int:
+    """Store one evaluated candidate of `run_id` and announce it; returns the candidate id."""
+    source = SOURCE % step
+    timed = verdict == "correct" and speedup is not None
+    candidate_us = 100.0 / speedup if timed else None
+    configs = [
+        {"name": "small", "hidden": False, "ok": verdict == "correct", "max_abs_error": 0.0, "max_rel_error": 0.0,
+         "first_mismatch": None if verdict == "correct" else "output 0 at [3, 1]: got 0.5, expected 0.25",
+         "candidate": {"median_us": candidate_us / 50} if timed else None, "baselines": {"naive": {"median_us": 2.0}}},
+        {"name": "large", "hidden": False, "ok": verdict == "correct", "max_abs_error": 0.0, "max_rel_error": 0.0,
+         "candidate": {"median_us": candidate_us} if timed else None, "baselines": {"naive": {"median_us": 100.0}}},
+        {"name": "odd-shape", "hidden": True, "ok": verdict == "correct", "max_abs_error": 0.0,
+         "max_rel_error": 0.0, "candidate": None, "baselines": {}},
+    ]
+    with session_scope() as session:
+        depth = 0
+        if parent_id is not None:
+            parent = session.get(Candidate, parent_id)
+            depth = (parent.depth + 1) if parent else 0
+        cand = Candidate(run_id=run_id, problem_slug="transpose", parent_id=parent_id, step=step, sample=sample,
+                         depth=depth, origin="library", strategy="shared-tiling", language="cuda", source=source,
+                         source_hash=hashlib.sha256(source.encode()).hexdigest()[:16],
+                         proposal={"implementation": "shared-tiling", "tunables": {"TILE_DIM": 32}})
+        session.add(cand)
+        session.flush()
+        session.add(Evaluation(
+            candidate_id=cand.id, verdict=verdict, message="" if verdict == "correct" else f"{verdict} on small",
+            log="nvcc -O3 … ok\nsmall: ok\nlarge: ok" if verdict == "correct" else "output 0 at [3, 1] differs",
+            configs=configs, candidate_us=candidate_us, baseline_us=100.0 if timed else None,
+            speedup=speedup if timed else None, device="NVIDIA H200", timing={"trials": 100}))
+        if diagnostics:
+            session.add(Diagnostic(candidate_id=cand.id, kind="static", data={
+                "features": {"uses_shared_memory": 1, "loop_count": 2, "global_loads": 1},
+                "kernels": [{"name": "kernel_transpose", "registers": 16, "spills": 0, "shared_bytes": 4224,
+                             "occupancy": 1.0, "limiter": "threads",
+                             "instruction_mix": {"memory": 0.4, "integer": 0.5, "control": 0.1}}]}))
+            if timed:
+                session.add(Diagnostic(candidate_id=cand.id, kind="roofline", bottleneck="memory", data={
+                    "large": {"arithmetic_intensity": 0.25, "achieved_flops": 5e11 * speedup,
+                              "achieved_bytes_per_s": 2e12 * speedup / 2, "bound": "memory",
+                              "pct_of_roof": 40.0 * speedup / 2, "bottleneck": "uncoalesced writes"},
+                    "ceilings": {"device": "H200", "bandwidth_bytes_per_s": 4.8e12,
+                                 "flops": {"fp32": 6.7e13, "fp16": 9.89e14}, "source": "table"}}))
+            session.add(Diagnostic(candidate_id=cand.id, kind="feedback", text=f"1. Writes are strided (step {step}): "
+                                   "stage a tile in shared memory."))
+        event = RunEvent(run_id=run_id, kind="round", step=step, candidate_id=cand.id, message=f"round {step}")
+        session.add(event)
+        session.flush()
+        candidate_id, event_id = cand.id, event.id
+    if event_file:
+        write_event_file(run_id, seq if seq is not None else event_id, "round", step, candidate_id)
+    return candidate_id
+
+
+def seed_run(rounds: int = 5, **run_kwargs) -> tuple[int, list[int]]:
+    """A run with a chain of rounds, alternating a failure in, as an iterative search makes."""
+    run_id = make_run(**run_kwargs)
+    ids: list[int] = []
+    for step in range(rounds):
+        verdict = "incorrect" if step % 3 == 2 else "correct"
+        ids.append(add_round(run_id, step, parent_id=ids[-1] if ids else None, verdict=verdict,
+                             speedup=1.0 + 0.4 * step))
+    return run_id, ids
+
+
+def set_status(run_id: int, status: str) -> None:
+    with session_scope() as session:
+        run = session.get(Run, run_id)
+        run.status = status

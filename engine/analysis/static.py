@@ -1,0 +1,251 @@
+"""`analyse_candidate`: everything that can be learned about a candidate without a GPU, in about a second.
+
+One nvcc build (cached by content, shared with the verifier's cache) gives the ptxas resource log
+and the cubin; one nvdisasm call gives the SASS of all kernels; tree-sitter gives the source
+structure, the launch configuration and the per-warp address estimates. Each step that cannot
+run (no parser, no disassembler, a compile error) leaves a note and the rest still reports.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.analysis import cuda_ast
+from engine.analysis.access import estimate_accesses
+from engine.analysis.launch import LaunchConfig, LaunchSite, cuda_launch_sites, launch_for, python_launch_sites
+from engine.analysis.occupancy import REPORTED_ARCHS, arch_limits, theoretical_occupancy
+from engine.analysis.ptxas import KernelResources, demangle_kernel_name, parse_ptxas_log
+from engine.analysis.record import KernelReport, StaticReport, build_features
+from engine.analysis.sass import DisassemblyError, InstructionMix, disassemble, parse_sass
+from engine.analysis.source_features import source_features
+from engine.build.cuda import compile_cubin
+from engine.build.extract import cuda_sources_from_python
+from engine.build.tools import ToolMissing
+from engine.problems.expressions import ExpressionError, evaluate
+
+# tensor methods and torch functions that move no data of their own (allocation, views, metadata)
+_FREE_TORCH_CALLS = {"empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
+                     "contiguous", "view", "reshape", "size", "numel", "data_ptr", "stride", "dim", "flatten",
+                     "unsqueeze", "squeeze", "permute", "transpose", "t", "expand", "as_strided", "is_contiguous",
+                     "current_stream", "cuda_stream", "device", "dtype", "element_size", "new_empty", "view_as",
+                     "get_device", "synchronize", "no_grad", "ExternalStream", "Stream", "int32", "int64",
+                     "float32", "item", "tolist", "chunk", "split", "narrow", "storage_offset"}
+
+
+@dataclass
+class _Unit:
+    """One CUDA translation unit of the candidate and what was learned from it."""
+
+    source: str
+    log: str = ""
+    ok: bool = False
+    resources: dict[str, KernelResources] = field(default_factory=dict)
+    mixes: dict[str, InstructionMix] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _compile(source: str, arch: str, cache_dir: Path) -> _Unit:
+    unit = _Unit(source)
+    try:
+        build = compile_cubin(source, arch, cache_dir)
+    except ToolMissing as exc:
+        unit.notes.append(f"not compiled: {exc}")
+        return unit
+    unit.log, unit.ok = build.log, build.ok
+    if not build.ok:
+        unit.notes.append("compile error: " + _first_error(build.log))
+        return unit
+    unit.resources = parse_ptxas_log(build.log)
+    try:
+        unit.mixes = parse_sass(disassemble(build.output))
+    except (DisassemblyError, OSError) as exc:
+        unit.notes.append(f"no SASS: {exc}")
+    return unit
+
+
+def _first_error(log: str) -> str:
+    for line in log.splitlines():
+        if "error" in line.lower():
+            return line.strip()[:300]
+    return log.strip().splitlines()[-1][:300] if log.strip() else "nvcc failed"
+
+
+_TORCH_COMPUTE_METHODS = {"sum", "mean", "relu", "matmul", "mm", "bmm", "softmax", "exp", "add", "mul", "sub", "div",
+                          "clamp", "sigmoid", "tanh", "max", "min", "norm", "pow", "sqrt", "addmm", "gelu", "abs"}
+
+
+def _is_torch_compute(call: ast.Call) -> bool:
+    name = ast.unparse(call.func)
+    last = name.rsplit(".", 1)[-1]
+    if last in _FREE_TORCH_CALLS or name.startswith(("cp.", "cupy.")):
+        return False
+    if name.startswith(("torch.", "F.", "nn.functional.", "torch.nn.functional.")):
+        return True
+    return isinstance(call.func, ast.Attribute) and last in _TORCH_COMPUTE_METHODS
+
+
+def torch_ops_in_forward(source: str) -> int:
+    """torch compute calls in ModelNew.forward other than allocation and views: each is a kernel of its own."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return 0
+    count = 0
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "ModelNew"):
+        for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"):
+            count += sum(1 for n in ast.walk(fn) if isinstance(n, ast.Call) and _is_torch_compute(n))
+    return count
+
+
+def _host_scalars(problem, params: dict) -> dict[str, int | float]:
+    """Values of a C problem's scalar arguments at the configuration (the host entry's parameters)."""
+    values: dict[str, int | float] = {}
+    for arg in getattr(problem, "args", ()) or ():
+        if not arg.is_array and arg.value is not None:
+            with contextlib.suppress(ExpressionError):
+                values[arg.name] = evaluate(arg.value, params)
+    return values
+
+
+def _kernel_scalars(kernel: cuda_ast.FunctionDef, sites: list[LaunchSite], params: dict,
+                    host: dict) -> dict[str, int | float]:
+    """Kernel parameter values: from the launch's arguments, else a configuration parameter of the same name."""
+    scalars: dict[str, int | float] = {}
+    lowered = {str(k).lower(): v for k, v in {**params, **host}.items()}
+    for param in kernel.params:
+        if param.is_pointer:
+            continue
+        for name in (param.name, param.name.lower()):
+            if name in host or name in params or name in lowered:
+                scalars[param.name] = host.get(name, params.get(name, lowered.get(name)))
+                break
+    site = next((s for s in sites if s.kernel == kernel.name), None)
+    if site is not None:
+        for index, value in site.scalar_args.items():
+            if index < len(kernel.params):
+                scalars[kernel.params[index].name] = value
+        for name, arg in zip(kernel.template_params, site.template_args, strict=False):
+            with contextlib.suppress(ValueError):
+                scalars[name] = int(arg)
+    return scalars
+
+
+def _kernel_report(kernel: cuda_ast.FunctionDef | None, symbol: str, unit: _Unit, launch: LaunchConfig, arch: str,
+                   archs: tuple[str, ...]) -> KernelReport:
+    name = kernel.name if kernel is not None else demangle_kernel_name(symbol)
+    report = KernelReport(name=name, symbol=symbol, launch=launch, resources=unit.resources.get(symbol),
+                          mix=unit.mixes.get(symbol))
+    if report.resources is not None:
+        r = report.resources
+        for target in dict.fromkeys((*archs, arch.rstrip("a"))):
+            try:
+                report.occupancy[arch_limits(target).arch] = theoretical_occupancy(
+                    target, r.registers, launch.threads, r.smem_bytes, launch.dynamic_smem,
+                    barriers=max(1, r.barriers))
+            except KeyError:
+                continue
+    return report
+
+
+def analyse_candidate(problem, source: str, language: str, config=None, *, arch: str | None = None,
+                      cache_dir: Path | None = None, block: tuple[int, int, int] | None = None,
+                      archs: tuple[str, ...] = REPORTED_ARCHS) -> StaticReport:
+    """Static diagnostics of one candidate (`language`: cuda | python | c) at one configuration.
+
+    `problem` may be None (a bare kernel); `config` defaults to the problem's largest; `block`
+    overrides the block shape of every kernel (for a kernel whose launch is computed at run time).
+    """
+    started = time.perf_counter()
+    if arch is None or cache_dir is None:
+        from engine.settings import get_settings
+
+        settings = get_settings()
+        arch, cache_dir = arch or settings.gpu_arch, cache_dir or settings.cache_dir
+    if config is None and problem is not None and problem.configs:
+        config = problem.largest_config
+    params = dict(config.params) if config is not None else {}
+    flops = problem.flops(config) if problem is not None and config is not None else None
+    min_bytes = problem.min_bytes(config) if problem is not None and config is not None else None
+    elem_bytes = cuda_ast.DTYPE_BYTES.get(getattr(problem, "dtype", "float32"), 4)
+    notes: list[str] = []
+
+    if language == "c":
+        return StaticReport(True, language, arch, [], build_features([], arch, 0, 0, _ai(flops, min_bytes)),
+                            ["a CPU candidate: no GPU diagnostics"], seconds=time.perf_counter() - started,
+                            config=getattr(config, "name", None), flops=flops, min_bytes=min_bytes)
+    py_sites: list[LaunchSite] = []
+    torch_ops = 0
+    if language == "python":
+        extracted = cuda_sources_from_python(source)
+        sources, notes = list(extracted.sources), list(extracted.notes)
+        py_sites = python_launch_sites(source)
+        torch_ops = torch_ops_in_forward(source)
+    else:
+        sources = [source]
+
+    with ThreadPoolExecutor(max_workers=max(1, len(sources))) as pool:
+        units = list(pool.map(lambda s: _compile(s, arch, cache_dir), sources))
+    host = _host_scalars(problem, params)
+    kernels: list[KernelReport] = []
+    launch_sites = len(py_sites)
+    for unit in units:
+        notes.extend(unit.notes)
+        reports, sites = _analyse_unit(unit, py_sites, host, params, arch, archs, block, elem_bytes, notes)
+        kernels.extend(reports)
+        launch_sites += len(sites)
+    features = build_features(kernels, arch, launch_sites, torch_ops, _ai(flops, min_bytes))
+    ok = bool(units) and all(u.ok for u in units)
+    return StaticReport(ok=ok, language=language, arch=arch, kernels=kernels, features=features,
+                        notes=list(dict.fromkeys(notes)), compile_log="\n".join(u.log for u in units),
+                        seconds=time.perf_counter() - started, config=getattr(config, "name", None),
+                        flops=flops, min_bytes=min_bytes, launches_per_call=launch_sites)
+
+
+def _ai(flops: float | None, min_bytes: float | None) -> float | None:
+    return flops / min_bytes if flops and min_bytes else None
+
+
+def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: dict, arch: str,
+                  archs: tuple[str, ...], block, elem_bytes: int, notes: list[str]):
+    symbols = {demangle_kernel_name(s): s for s in unit.resources}
+    symbols.update({demangle_kernel_name(s): s for s in unit.mixes if demangle_kernel_name(s) not in symbols})
+    if not cuda_ast.parser_available():
+        notes.append("tree-sitter-cuda not installed: no source features, launch sizes assumed")
+        reports = [_kernel_report(None, symbol, unit, launch_for_symbol(name, block), arch, archs)
+                   for name, symbol in symbols.items()]
+        return reports, []
+    root = cuda_ast.parse(unit.source).root_node
+    macros = cuda_ast.macros(root)
+    functions = cuda_ast.functions(root)
+    kernel_defs = {f.name: f for f in functions if f.is_kernel}
+    device = {f.name: f for f in functions if not f.is_kernel and "__device__" in f.qualifiers}
+    host_functions = [f for f in functions if not f.is_kernel and "__device__" not in f.qualifiers]
+    sites = cuda_launch_sites(host_functions, kernel_defs, macros, host) + py_sites
+    reports = []
+    for name, kernel in kernel_defs.items():
+        launch = launch_for(kernel, sites, macros, block)
+        if launch.note:
+            notes.append(f"{name}: {launch.note}")
+        report = _kernel_report(kernel, symbols.get(name, name), unit, launch, arch, archs)
+        report.source = source_features(kernel, macros, lambda t: cuda_ast.type_bytes(t, elem_bytes) or elem_bytes)
+        scalars = _kernel_scalars(kernel, sites, params, host)
+        try:
+            report.accesses, report.assumed_scalars = estimate_accesses(
+                kernel, launch.block, launch.grid, scalars, macros, device, elem_bytes)
+        except (RecursionError, ValueError, IndexError) as exc:  # a construct the evaluator mishandles
+            notes.append(f"{name}: access estimates skipped ({type(exc).__name__}: {exc})")
+        if report.assumed_scalars:
+            notes.append(f"{name}: {', '.join(report.assumed_scalars)} taken as 4096 for address estimates")
+        reports.append(report)
+    return reports, [s for s in sites if s.origin == "launch-site"]
+
+
+def launch_for_symbol(name: str, block) -> LaunchConfig:
+    if block is not None:
+        return LaunchConfig(name, block, origin="given")
+    return LaunchConfig(name, (256, 1, 1), origin="assumed", note="no source parser: 256 threads assumed")

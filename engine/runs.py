@@ -1,0 +1,311 @@
+"""One refinement run: problem + proposer + strategy + budget, stepped until done, stopped or killed.
+
+The dashboard and the CLI both start the same code: `start_run` spawns `python -m engine.runs ID`
+as its own process (never inside a Streamlit script run), `execute_run` is what that process does.
+Every step is committed before its event file is written; controls are read between steps; a run
+killed at any moment resumes from the database with no lost or duplicated step.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from db import runs_repo
+from db.models import Candidate, Diagnostic, Evaluation, Run, utcnow
+from engine import events as event_files
+from engine.problems import get_problem
+from engine.propose import ParentView, Proposal, ProposalContext, human_proposal, make_proposer
+from engine.search import Node, SearchOptions, SearchTree, make_strategy
+from engine.settings import get_settings
+
+CONTROL_POLL_S = 0.5
+ACTIONS = ("pause", "resume", "stop", "hint", "fork", "insert")
+
+
+@dataclass
+class LLMOptions:
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.7
+
+
+@dataclass
+class RunRequest:
+    problem_slug: str
+    proposer: str = "library"
+    strategy: str = "iterative"  # iterative | best-of-n | beam | mcts
+    rounds: int = 10
+    samples: int = 1
+    seed: int = 0
+    llm: LLMOptions | None = None
+    device: str = "auto"  # auto | gpu | cpu
+
+
+def gpu_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - no usable torch means no GPU here
+        return False
+
+
+def run_folder(run_id: int) -> Path:
+    return get_settings().runs_dir / str(run_id)
+
+
+def events_dir(run_id: int) -> Path:
+    return run_folder(run_id) / "events"
+
+
+def create_run(request: RunRequest) -> int:
+    """Validate the request and store the run row (status queued)."""
+    get_problem(request.problem_slug)  # raises KeyError for an unknown slug before anything is stored
+    make_strategy(request.strategy)
+    if request.proposer == "llm" and request.llm is None:
+        settings = get_settings()
+        request.llm = LLMOptions(settings.llm_base_url, settings.llm_model, settings.llm_api_key_env,
+                                 settings.llm_temperature)
+    if request.proposer not in ("library", "llm"):
+        raise ValueError(f"unknown proposer {request.proposer!r}: use library or llm")
+    run = runs_repo.create_run(Run(problem_slug=request.problem_slug, proposer=request.proposer,
+                                   strategy=request.strategy, rounds_budget=request.rounds, config=asdict(request)))
+    folder = run_folder(run.id)
+    (folder / "events").mkdir(parents=True, exist_ok=True)
+    runs_repo.update_run(run.id, folder=str(folder))
+    return run.id
+
+
+def spawn_run_process(run_id: int) -> subprocess.Popen:
+    """A detached run process; its output goes to the run's log file."""
+    folder = run_folder(run_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    log = open(folder / "run.log", "ab")  # noqa: SIM115 - handed to the child, closed below
+    try:
+        return subprocess.Popen([sys.executable, "-m", "engine.runs", str(run_id)], stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                                cwd=Path(__file__).resolve().parents[1])
+    finally:
+        log.close()
+
+
+def start_run(request: RunRequest) -> int:
+    run_id = create_run(request)
+    process = spawn_run_process(run_id)
+    runs_repo.update_run(run_id, pid=process.pid)
+    return run_id
+
+
+def send_control(run_id: int, action: str, payload: dict | None = None) -> None:
+    if action not in ACTIONS:
+        raise ValueError(f"unknown control {action!r}; one of {', '.join(ACTIONS)}")
+    if action == "hint" and not (payload or {}).get("text", "").strip():
+        raise ValueError("a hint needs some text")
+    if action == "fork" and not (payload or {}).get("candidate_id"):
+        raise ValueError("fork needs the candidate_id to expand")
+    if action == "insert" and not (payload or {}).get("source", "").strip():
+        raise ValueError("insert needs the candidate's source")
+    runs_repo.add_control(run_id, action, payload)
+
+
+@dataclass
+class _Steering:
+    """What the controls asked for, applied at the next step."""
+
+    hint: str | None = None
+    fork: int | None = None
+    inserts: list[dict] = field(default_factory=list)
+    stop: bool = False
+    paused: bool = False
+
+
+def _language_of(source: str, kind: str) -> str:
+    if kind == "pytorch":
+        return "python"
+    return "cuda" if "__global__" in source or "<<<" in source else "c"
+
+
+class RunExecutor:
+    """Steps one run. `pipeline_factory(problem, gpu)` gives the object that evaluates proposals."""
+
+    def __init__(self, run_id: int, pipeline_factory: Callable | None = None,
+                 on_step: Callable[[int, list], None] | None = None) -> None:
+        self.run_id = run_id
+        self.run = runs_repo.get_run(run_id)
+        if self.run is None:
+            raise KeyError(f"no run {run_id}")
+        config = self.run.config
+        self.request = RunRequest(**{**config, "llm": LLMOptions(**config["llm"]) if config.get("llm") else None})
+        self.problem = get_problem(self.run.problem_slug)
+        self.gpu = gpu_available() if self.request.device == "auto" else self.request.device == "gpu"
+        self.proposer = make_proposer(self.request.proposer, asdict(self.request.llm) if self.request.llm else None)
+        self.strategy = make_strategy(self.request.strategy, SearchOptions(samples=self.request.samples))
+        if pipeline_factory is None:
+            from engine.pipeline import RoundPipeline
+
+            pipeline_factory = RoundPipeline
+        self.pipeline = pipeline_factory(self.problem, self.gpu)
+        self.on_step = on_step
+        self.steering = _Steering()
+        self.tree = SearchTree()
+        self.parents: dict[int, ParentView] = {}
+        self._load_tree()
+
+    # -- state from the database -------------------------------------------------------------
+    def _load_tree(self) -> None:
+        for row in runs_repo.tree_rows(self.run_id):
+            self._remember(row.candidate, row.evaluation, row.feedback)
+
+    def _remember(self, candidate: Candidate, evaluation: Evaluation | None, feedback: Diagnostic | None) -> None:
+        verdict = evaluation.verdict if evaluation else "runtime_error"
+        findings = tuple((feedback.data or {}).get("findings", [])) if feedback else ()
+        self.tree.add(Node(candidate_id=candidate.id, parent_id=candidate.parent_id, step=candidate.step or 0,
+                           reward=evaluation.reward if evaluation else None, verdict=verdict,
+                           signature=candidate.proposal.get("signature", candidate.source_hash), findings=findings))
+        self.parents[candidate.id] = ParentView(
+            candidate_id=candidate.id, source=candidate.source, language=candidate.language, verdict=verdict,
+            message=evaluation.message if evaluation else "", log=(evaluation.log or "") if evaluation else "",
+            speedup=evaluation.speedup if evaluation else None, feedback=(feedback.text or "") if feedback else "",
+            findings=findings, bottleneck=feedback.bottleneck if feedback else None, proposal=candidate.proposal)
+
+    @property
+    def steps_done(self) -> int:
+        return len({n.step for n in self.tree.nodes.values()})
+
+    # -- controls ------------------------------------------------------------------------------
+    def _read_controls(self) -> None:
+        for control in runs_repo.take_controls(self.run_id):
+            payload = control.payload or {}
+            if control.action == "stop":
+                self.steering.stop = True
+            elif control.action == "pause":
+                self.steering.paused = True
+            elif control.action == "resume":
+                self.steering.paused = False
+            elif control.action == "hint":
+                self.steering.hint = payload["text"]
+            elif control.action == "fork":
+                self.steering.fork = int(payload["candidate_id"])
+            elif control.action == "insert":
+                self.steering.inserts.append(payload)
+
+    def _wait_while_paused(self) -> None:
+        if not self.steering.paused:
+            return
+        self._set_status("paused", "paused by a user")
+        while self.steering.paused and not self.steering.stop:
+            time.sleep(CONTROL_POLL_S)
+            self._read_controls()
+        if not self.steering.stop:
+            self._set_status("running", "resumed")
+
+    def _set_status(self, status: str, message: str) -> None:
+        runs_repo.update_run(self.run_id, status=status)
+        self._publish([runs_repo.add_event(self.run_id, status if status != "running" else "resumed", message)])
+
+    def _publish(self, stored_events) -> None:
+        for event in stored_events:
+            event_files.publish(events_dir(self.run_id), event)
+
+    # -- one step ------------------------------------------------------------------------------
+    def _context(self, parent_id: int | None, step: int, sample: int) -> ProposalContext:
+        return ProposalContext(problem=self.problem, parent=self.parents.get(parent_id) if parent_id else None,
+                               step=step, sample=sample, seed=self.request.seed, gpu=self.gpu,
+                               hint=self.steering.hint, tried=frozenset(self.tree.tried()))
+
+    def _proposals(self, step: int) -> list[tuple[int | None, Proposal]]:
+        if self.steering.inserts:
+            insert = self.steering.inserts.pop(0)
+            source = insert["source"]
+            parent = insert.get("parent_id")
+            return [(int(parent) if parent else None,
+                     human_proposal(source, _language_of(source, self.problem.kind), insert.get("author"),
+                                    insert.get("note", "")))]
+        if self.steering.fork is not None:
+            parents = [self.steering.fork] * self.request.samples
+            self.steering.fork = None
+        else:
+            parents = self.strategy.plan(self.tree)
+        return [(parent, self.proposer.propose(self._context(parent, step, sample)))
+                for sample, parent in enumerate(parents)]
+
+    def _stored(self, parent_id: int | None, proposal: Proposal, outcome) -> runs_repo.StoredStep:
+        from engine.build.cuda import content_key
+
+        parent = self.tree.nodes.get(parent_id) if parent_id else None
+        depth = 0
+        while parent is not None:
+            depth += 1
+            parent = self.tree.nodes.get(parent.parent_id) if parent.parent_id else None
+        proposal.meta.setdefault("signature", proposal.signature)
+        candidate = Candidate(
+            problem_slug=self.problem.slug, parent_id=parent_id, depth=depth, origin=proposal.origin,
+            strategy=proposal.strategy, language=proposal.language, source=proposal.source,
+            source_hash=content_key(proposal.source), prompt=proposal.prompt, reply=proposal.reply,
+            prompt_template=proposal.prompt_template, proposal=proposal.meta, tokens_in=proposal.tokens_in,
+            tokens_out=proposal.tokens_out, latency_s=proposal.latency_s)
+        return runs_repo.StoredStep(candidate, outcome.evaluation_row(), outcome.diagnostic_rows())
+
+    def step(self) -> list:
+        step = self.tree.last_step() + 1
+        planned = self._proposals(step)
+        outcomes = self.pipeline.evaluate([proposal for _, proposal in planned])
+        items = [self._stored(parent, proposal, outcome)
+                 for (parent, proposal), outcome in zip(planned, outcomes, strict=True)]
+        stored_events = runs_repo.store_step(self.run_id, step, items)
+        for item in items:
+            feedback = next((d for d in item.diagnostics if d.kind == "feedback"), None)
+            self._remember(item.candidate, item.evaluation, feedback)
+        self._publish(stored_events)
+        self.steering.hint = None  # a hint steers the step after it was given
+        if self.on_step:
+            self.on_step(step, items)
+        return items
+
+    # -- the whole run -------------------------------------------------------------------------
+    def execute(self) -> str:
+        self._publish_missing()
+        runs_repo.update_run(self.run_id, status="running", pid=os.getpid(), device=self.pipeline.device_name,
+                             started_at=self.run.started_at or utcnow())
+        resumed = self.steps_done > 0
+        self._publish([runs_repo.add_event(self.run_id, "resumed" if resumed else "started",
+                                           f"{'resumed at' if resumed else 'starting'} step {self.steps_done} of "
+                                           f"{self.request.rounds} on {self.pipeline.device_name}")])
+        try:
+            while True:
+                self._read_controls()
+                self._wait_while_paused()
+                if self.steering.stop:
+                    return self._finish("stopped", "stopped by a user")
+                if self.steps_done >= self.request.rounds and not self.steering.inserts:
+                    return self._finish("finished", f"finished {self.steps_done} steps")
+                self.step()
+        except Exception as exc:
+            self._finish("failed", f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            self.pipeline.close()
+
+    def _publish_missing(self) -> None:
+        event_files.republish_missing(events_dir(self.run_id), runs_repo.events(self.run_id))
+
+    def _finish(self, status: str, message: str) -> str:
+        runs_repo.update_run(self.run_id, status=status, finished_at=utcnow(),
+                             error=message if status == "failed" else None)
+        self._publish([runs_repo.add_event(self.run_id, status, message)])
+        return status
+
+
+def execute_run(run_id: int, pipeline_factory: Callable | None = None, on_step: Callable | None = None) -> str:
+    return RunExecutor(run_id, pipeline_factory, on_step).execute()
+
+
+if __name__ == "__main__":
+    execute_run(int(sys.argv[1]))

@@ -1,0 +1,184 @@
+"""A run steps, stores every step before announcing it, obeys controls between steps and resumes."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from db import runs_repo
+from engine.outcome import RoundOutcome
+from engine.reward import unified_reward
+from engine.runs import RunRequest, create_run, events_dir, execute_run, send_control
+from engine.verify.records import EvaluationResult, Verdict
+from tests.test_problem_loader import GOOD_TOML, write_problem
+from tests.test_propose_library import IMPL
+
+SPEED = {"naive": 1.0, "coalesced": 2.0, "vec4": 3.0, "tiled": 2.5}
+
+
+class ScriptedPipeline:
+    """Evaluates by implementation name, so the test knows each step's outcome in advance."""
+
+    device_name = "scripted"
+
+    def __init__(self, problem, gpu):
+        self.problem, self.calls, self.closed = problem, [], False
+
+    def evaluate(self, proposals):
+        outcomes = []
+        for proposal in proposals:
+            self.calls.append(proposal)
+            if proposal.error:
+                result = EvaluationResult(Verdict.PROPOSAL_ERROR, proposal.error)
+            elif "BROKEN" in proposal.source:
+                result = EvaluationResult(Verdict.COMPILE_ERROR, "does not compile", log="error: expected ;")
+            else:
+                speed = SPEED.get(proposal.meta.get("implementation"), 1.5)
+                result = EvaluationResult(Verdict.CORRECT, "correct", speedup=speed, candidate_us=10 / speed,
+                                          baseline_us=10.0, device="scripted")
+            outcomes.append(RoundOutcome(result, unified_reward(str(result.verdict), result.speedup),
+                                         feedback_text="1. vectorise the loads", findings=["vectorization"]))
+        return outcomes
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def problem_slug(refinery_home):
+    toml = GOOD_TOML
+    for name, strategy in (("naive", "naive"), ("coalesced", "coalesced"), ("vec4", "vectorized"),
+                           ("tiled", "shared-tiling")):
+        toml += f'\n[[implementations]]\nname = "{name}"\nfile = "impls/{name}.py"\nstrategy = "{strategy}"\n'
+    folder = write_problem(refinery_home / "problems", "toy-relu", toml=toml)
+    (folder / "impls").mkdir()
+    for name in SPEED:
+        (folder / "impls" / f"{name}.py").write_text(IMPL.format(name=name))
+    return "toy-relu"
+
+
+def run(run_id, **kw):
+    pipelines = []
+
+    def factory(problem, gpu):
+        pipelines.append(ScriptedPipeline(problem, gpu))
+        return pipelines[-1]
+
+    status = execute_run(run_id, pipeline_factory=factory, **kw)
+    return status, pipelines[0]
+
+
+def test_a_run_stores_every_step_and_finishes(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, strategy="iterative", rounds=3))
+    status, pipeline = run(run_id)
+    rows = runs_repo.tree_rows(run_id)
+    assert status == "finished" and pipeline.closed
+    assert [r.candidate.step for r in rows] == [0, 1, 2]
+    assert rows[0].candidate.proposal["implementation"] == "naive"
+    assert rows[1].candidate.parent_id == rows[0].candidate.id
+    assert all(r.evaluation.verdict == "correct" and r.feedback.text for r in rows)
+    assert runs_repo.get_run(run_id).status == "finished"
+
+
+def test_each_stored_step_gets_an_event_file(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, rounds=2))
+    run(run_id)
+    files = sorted(events_dir(run_id).glob("*.json"))
+    kinds = [json.loads(f.read_text())["kind"] for f in files]
+    assert kinds == ["started", "round", "round", "finished"]
+
+
+def test_best_of_n_stores_all_samples_of_a_step(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, strategy="best-of-n", rounds=2, samples=3))
+    run(run_id)
+    rows = runs_repo.tree_rows(run_id)
+    assert [(r.candidate.step, r.candidate.sample) for r in rows] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+
+
+@pytest.mark.parametrize("strategy", ["iterative", "best-of-n", "beam", "mcts"])
+def test_every_strategy_climbs_above_the_naive_port(problem_slug, strategy):
+    run_id = create_run(RunRequest(problem_slug, strategy=strategy, rounds=4, samples=2))
+    run(run_id)
+    best = max(r.evaluation.speedup or 0.0 for r in runs_repo.tree_rows(run_id))
+    assert best > 1.0
+
+
+def test_stop_control_ends_the_run_between_steps(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, rounds=10))
+    send_control(run_id, "stop")
+    status, _ = run(run_id)
+    assert status == "stopped" and runs_repo.tree_rows(run_id) == []
+
+
+def test_hint_reaches_the_next_proposal_only(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, rounds=2))
+    send_control(run_id, "hint", {"text": "use float4"})
+    _, pipeline = run(run_id)
+    assert pipeline.calls[0].meta["hint"] == "use float4" and pipeline.calls[1].meta["hint"] is None
+
+
+def test_fork_expands_the_named_candidate(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, rounds=2))
+    run(run_id)
+    first = runs_repo.tree_rows(run_id)[0].candidate
+    runs_repo.update_run(run_id, rounds_budget=3)
+    update = runs_repo.get_run(run_id).config | {"rounds": 3}
+    runs_repo.update_run(run_id, config=update)
+    send_control(run_id, "fork", {"candidate_id": first.id})
+    run(run_id)
+    rows = runs_repo.tree_rows(run_id)
+    assert rows[-1].candidate.step == 2 and rows[-1].candidate.parent_id == first.id
+
+
+def test_inserted_human_candidate_becomes_a_step(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, rounds=1))
+    source = textwrap.dedent("""
+        import torch
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                return x  # BROKEN
+    """)
+    send_control(run_id, "insert", {"source": source, "author": "ada"})
+    run(run_id)
+    rows = runs_repo.tree_rows(run_id)
+    human = next(r for r in rows if r.candidate.origin == "human")
+    assert human.evaluation.verdict == "compile_error" and human.candidate.proposal["author"] == "ada"
+
+
+def test_pause_then_resume_from_another_thread(problem_slug):
+    import threading
+    import time
+
+    run_id = create_run(RunRequest(problem_slug, rounds=2))
+    send_control(run_id, "pause")
+    threading.Timer(1.0, lambda: send_control(run_id, "resume")).start()
+    started = time.perf_counter()
+    status, _ = run(run_id)
+    kinds = [e.kind for e in runs_repo.events(run_id)]
+    assert status == "finished" and time.perf_counter() - started >= 1.0
+    assert "paused" in kinds and "resumed" in kinds
+
+
+def test_resume_continues_numbering_without_duplicates(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, strategy="mcts", rounds=2))
+    run(run_id)
+    runs_repo.update_run(run_id, config=runs_repo.get_run(run_id).config | {"rounds": 4})
+    status, pipeline = run(run_id)
+    steps = [r.candidate.step for r in runs_repo.tree_rows(run_id)]
+    assert status == "finished" and steps == [0, 1, 2, 3] and len(pipeline.calls) == 2
+
+
+def test_unknown_problem_is_refused_before_anything_is_stored(refinery_home):
+    with pytest.raises(KeyError):
+        create_run(RunRequest("no-such-problem"))
+    assert runs_repo.list_runs() == []
+
+
+def test_bad_controls_are_refused_with_a_reason(problem_slug):
+    run_id = create_run(RunRequest(problem_slug))
+    with pytest.raises(ValueError, match="hint needs"):
+        send_control(run_id, "hint", {"text": " "})
+    with pytest.raises(ValueError, match="unknown control"):
+        send_control(run_id, "explode")
