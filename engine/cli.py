@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typer
 
+from engine import run_commands
 from engine.analysis import commands as analysis_commands
 from engine.problems import commands as problem_commands
 
@@ -13,6 +14,7 @@ app = typer.Typer(help="Kernel Refinery: refine GPU kernels, label candidates, t
 
 problem_commands.register(app)
 analysis_commands.register(app)
+run_commands.register(app)
 
 
 if __name__ == "__main__":

@@ -57,7 +57,8 @@ def test_prompt_never_shows_hidden_configurations(server, problem):
 def test_prompt_carries_parent_verdict_feedback_and_hint(server, problem):
     srv, url = server
     parent = ParentView(candidate_id=5, source="class ModelNew: pass", language="python", verdict="incorrect",
-                        message="output 0 differs", log="max abs error 3.2", feedback="1. uncoalesced loads: 32 sectors")
+                        message="output 0 differs", log="max abs error 3.2",
+                        feedback="1. uncoalesced loads: 32 sectors")
     proposer(url, "good").propose(context(problem, parent, hint="try float4 loads"))
     sent = srv.requests[-1]["messages"][1]["content"]
     assert "incorrect" in sent and "max abs error 3.2" in sent and "32 sectors" in sent and "try float4" in sent

@@ -6,7 +6,8 @@ from engine.search import Node, SearchOptions, SearchTree, make_strategy
 
 
 def node(cid, parent, step, reward, verdict="correct", sig=None):
-    return Node(candidate_id=cid, parent_id=parent, step=step, reward=reward, verdict=verdict, signature=sig or f"s{cid}")
+    return Node(candidate_id=cid, parent_id=parent, step=step, reward=reward, verdict=verdict,
+                signature=sig or f"s{cid}")
 
 
 def test_first_step_of_every_strategy_starts_from_scratch():

@@ -62,6 +62,7 @@ class FitConfig:
     min_steps: int = 400
     max_epochs: int = 60
     seed: int = 0
+    threads: int = 1  # a net this small gains nothing from intra-op threads and loses a lot on a busy machine
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -111,6 +112,16 @@ def fit(x: np.ndarray, train: PairSet, config: FitConfig | None = None, heldout:
     metrics stay an honest estimate.
     """
     config = config or FitConfig()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(max(1, config.threads))
+    try:
+        return _fit(x, train, config, heldout, on_epoch)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _fit(x: np.ndarray, train: PairSet, config: FitConfig, heldout: PairSet | None,
+         on_epoch: Callable[[dict[str, float]], None] | None) -> FitResult:
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     started = time.perf_counter()
@@ -141,7 +152,7 @@ def fit(x: np.ndarray, train: PairSet, config: FitConfig | None = None, heldout:
             loss.backward()
             optimizer.step()
             w = float(weight[idx].sum())
-            total += float(loss) * w
+            total += float(loss.detach()) * w
             seen += w
             result.steps += 1
         point = {"epoch": epoch + 1, "train_loss": total / seen if seen else math.nan}

@@ -1,0 +1,58 @@
+"""What the feedback tools read (`Diagnostics`) and what they return (`Finding`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.analysis.devices import DeviceCeilings
+from engine.analysis.ncu import NcuSummary
+from engine.analysis.record import StaticReport
+from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnosis: the number that proves it and the one change that addresses it."""
+
+    tool: str
+    category: str  # CUDAPerf-style label, e.g. "memory/uncoalesced-access"
+    title: str  # the diagnosis in a few words
+    evidence: str  # the proving number, in a sentence
+    suggestion: str  # the change to make
+    severity: float  # 0..1 expected impact (correctness findings rank above all)
+    value: float | None = None  # the proving number itself
+    kernel: str | None = None
+    line: int | None = None
+
+    def render(self) -> str:
+        where = f" ({self.kernel}" + (f", line {self.line}" if self.line else "") + ")" if self.kernel else ""
+        return f"{self.title}{where}: {self.evidence}\n   Change: {self.suggestion}"
+
+
+@dataclass
+class Diagnostics:
+    """Everything known about one candidate at one configuration; any part may be missing."""
+
+    static: StaticReport | None = None
+    ncu: NcuSummary | None = None
+    evaluation: object | None = None  # engine.verify.records.EvaluationResult
+    problem: object | None = None  # engine.problems.Problem
+    device: DeviceCeilings | None = None
+    roofline: RooflinePoint | None = None
+    classification: Classification | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def bottleneck(self) -> Bottleneck | None:
+        return self.classification.bottleneck if self.classification else None
+
+    def feature(self, name: str, default: float = 0.0) -> float:
+        return self.static.features.get(name, default) if self.static is not None else default
+
+    @property
+    def dtype(self) -> str:
+        return getattr(self.problem, "dtype", "float32") or "float32"
+
+    @property
+    def sms(self) -> int | None:
+        return self.device.sms if self.device is not None else None

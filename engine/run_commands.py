@@ -1,0 +1,103 @@
+"""`refinery run` (in the foreground, with a live table) and `refinery runs list | show | resume`."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from db import runs_repo
+from engine.runs import LLMOptions, RunExecutor, RunRequest, create_run, events_dir
+from engine.search import STRATEGY_NAMES
+from engine.settings import get_settings
+
+console = Console()
+runs_app = typer.Typer(help="Inspect and resume runs.", no_args_is_help=True)
+
+
+def _round_table(rows) -> Table:
+    table = Table("step", "origin", "implementation / note", "verdict", "speedup", "reward", "feedback (top)")
+    for row in rows[-25:]:
+        candidate, evaluation, feedback = row.candidate, row.evaluation, row.feedback
+        speed = f"{evaluation.speedup:.2f}×" if evaluation and evaluation.speedup else "-"
+        reward = f"{evaluation.reward:+.3f}" if evaluation and evaluation.reward is not None else "-"
+        top = (feedback.text or "").splitlines()[0][:60] if feedback and feedback.text else ""
+        label = candidate.proposal.get("implementation") or candidate.proposal.get("model") or candidate.origin
+        colour = "green" if evaluation and evaluation.verdict == "correct" else "yellow"
+        table.add_row(f"{candidate.step}.{candidate.sample}", candidate.origin, str(label),
+                      f"[{colour}]{evaluation.verdict if evaluation else '?'}[/{colour}]", speed, reward, top)
+    return table
+
+
+def _execute_live(run_id: int) -> str:
+    with Live(console=console, refresh_per_second=4) as live:
+        def show(step, items):
+            live.update(_round_table(runs_repo.tree_rows(run_id)))
+
+        executor = RunExecutor(run_id, on_step=show)
+        console.print(f"run {run_id}: {executor.problem.slug} with {executor.request.proposer}/"
+                      f"{executor.request.strategy} on {executor.pipeline.device_name}; events in {events_dir(run_id)}")
+        status = executor.execute()
+    rows = runs_repo.tree_rows(run_id)
+    best = max((r.evaluation.speedup or 0 for r in rows if r.evaluation and r.evaluation.verdict == "correct"),
+               default=None)
+    console.print(f"run {run_id} {status}: {len(rows)} candidates" + (f", best {best:.2f}×" if best else ""))
+    return status
+
+
+def run_command(problem: str = typer.Option(..., "--problem", help="problem slug (refinery problems list)"),
+                proposer: str = typer.Option("library", help="library | llm"),
+                strategy: str = typer.Option("iterative", help=" | ".join(STRATEGY_NAMES)),
+                rounds: int = typer.Option(10, min=1), samples: int = typer.Option(1, min=1, help="proposals per step"),
+                seed: int = typer.Option(0), device: str = typer.Option("auto", help="auto | gpu | cpu"),
+                base_url: str = typer.Option(None, help="OpenAI-compatible endpoint (llm)"),
+                model: str = typer.Option(None, help="model name (llm)"),
+                temperature: float = typer.Option(None)) -> None:
+    """Run a refinement in this terminal, showing each step as it is stored."""
+    settings = get_settings()
+    llm = None
+    if proposer == "llm":
+        llm = LLMOptions(base_url or settings.llm_base_url, model or settings.llm_model, settings.llm_api_key_env,
+                         settings.llm_temperature if temperature is None else temperature)
+    try:
+        run_id = create_run(RunRequest(problem, proposer, strategy, rounds, samples, seed, llm, device))
+    except (KeyError, ValueError) as exc:
+        console.print(f"[red]{exc.args[0]}[/red]")
+        raise typer.Exit(1) from exc
+    _execute_live(run_id)
+
+
+@runs_app.command("list")
+def list_command(limit: int = typer.Option(30)) -> None:
+    table = Table("id", "problem", "proposer", "strategy", "status", "steps", "created")
+    for run in runs_repo.list_runs(limit):
+        table.add_row(str(run.id), run.problem_slug, run.proposer, run.strategy, run.status,
+                      str(run.rounds_budget), run.created_at.strftime("%Y-%m-%d %H:%M"))
+    console.print(table)
+
+
+@runs_app.command("show")
+def show_command(run_id: int) -> None:
+    run = runs_repo.get_run(run_id)
+    if run is None:
+        console.print(f"[red]no run {run_id}[/red]")
+        raise typer.Exit(1)
+    console.print(f"run {run.id}: {run.problem_slug}, {run.proposer}/{run.strategy}, {run.status} on {run.device}")
+    if run.error:
+        console.print(f"[red]{run.error}[/red]")
+    console.print(_round_table(runs_repo.tree_rows(run_id)))
+
+
+@runs_app.command("resume")
+def resume_command(run_id: int) -> None:
+    """Continue a stopped, failed or killed run from its last stored step."""
+    if runs_repo.get_run(run_id) is None:
+        console.print(f"[red]no run {run_id}[/red]")
+        raise typer.Exit(1)
+    _execute_live(run_id)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+    app.add_typer(runs_app, name="runs")

@@ -1,0 +1,134 @@
+"""Is an output right? Elementwise against a float64 reference, with the tolerance of the problem's dtype.
+
+The allowance per element is `atol + rtol·|ref| + |ref_native − ref|`: the last term is the
+reference's own rounding error at the problem's precision, so an ill-conditioned op does not
+fail a correct kernel, while a kernel that is less precise than the reference still does.
+NaN never passes, even where the reference is NaN. Torch only: works on CPU and GPU tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# Scrubbed allocator memory and poisoned C outputs hold this byte in every position: a NaN in every
+# float type, so an output that was never written cannot pass, and it is recognisable.
+POISON_BYTE = 0xFF
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    first_mismatch: str | None = None
+    message: str = ""
+    unwritten: int = 0  # elements still holding the poison pattern
+    total: int = 0
+
+
+def as_list(outputs) -> list:
+    if isinstance(outputs, list | tuple):
+        return list(outputs)
+    return [outputs]
+
+
+def poisoned_mask(t: torch.Tensor) -> torch.Tensor:
+    """Elements whose bytes are all POISON_BYTE (float types only: for ints the pattern is a real value)."""
+    if not t.is_floating_point():
+        return torch.zeros(t.shape, dtype=torch.bool, device=t.device)
+    bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.contiguous().view(bits) == -1
+
+
+def _index(flat: int, shape: tuple[int, ...]) -> list[int]:
+    index = []
+    for size in reversed(shape or (1,)):
+        index.append(flat % size)
+        flat //= size
+    return list(reversed(index))[: len(shape)] if shape else []
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def compare_one(got, ref: torch.Tensor, ref_native: torch.Tensor | None, rtol: float, atol: float,
+                label: str = "output 0") -> Comparison:
+    """Compare one output tensor; `ref` is the float64 (or exact-type) reference."""
+    if not isinstance(got, torch.Tensor):
+        return Comparison(False, message=f"{label} is a {type(got).__name__}, expected a tensor")
+    expected_dtype = ref_native.dtype if ref_native is not None else ref.dtype
+    if tuple(got.shape) != tuple(ref.shape):
+        return Comparison(False, message=f"{label} has shape {list(got.shape)}, expected {list(ref.shape)}")
+    if got.dtype != expected_dtype:
+        return Comparison(False, message=f"{label} has dtype {got.dtype}, expected {expected_dtype}")
+    total = ref.numel()
+    if total == 0:
+        return Comparison(True, 0.0, 0.0, total=0)
+    unwritten = int(poisoned_mask(got).sum()) if got.is_floating_point() else 0
+    if not got.is_floating_point() and not got.is_complex():
+        diff = (got.to(torch.int64) - ref.to(torch.int64)).abs().to(torch.float64)
+        allowed = torch.full_like(diff, atol)
+        ref64, got64 = ref.to(torch.float64), got.to(torch.float64)
+    else:
+        ref64, got64 = ref.to(torch.float64), got.to(torch.float64)
+        diff = (got64 - ref64).abs()
+        same_inf = torch.isinf(ref64) & (got64 == ref64)
+        diff = torch.where(same_inf, torch.zeros_like(diff), diff)
+        allowed = atol + rtol * ref64.abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
+        if ref_native is not None and ref_native.is_floating_point():
+            own_error = (ref_native.to(torch.float64) - ref64).abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
+            allowed = allowed + own_error
+    bad = ~(diff <= allowed)  # NaN in diff (NaN output, or NaN reference) is never <= anything
+    finite = diff.nan_to_num(float("inf"))
+    max_abs = float(finite.max())
+    scale = ref64.abs() + (atol if atol > 0 else 0.0)
+    rel = torch.where(scale > 0, finite / scale, torch.where(finite > 0, torch.full_like(finite, float("inf")),
+                                                             torch.zeros_like(finite)))
+    max_rel = float(rel.max())
+    n_bad = int(bad.sum())
+    if n_bad == 0:
+        return Comparison(True, max_abs, max_rel, unwritten=unwritten, total=total)
+    flat = int(bad.reshape(-1).nonzero()[0, 0])
+    index = _index(flat, tuple(ref.shape))
+    got_value, ref_value = float(got64.reshape(-1)[flat]), float(ref64.reshape(-1)[flat])
+    where = f"{label} at {index}: got {_fmt(got_value)}, expected {_fmt(ref_value)}"
+    message = f"{n_bad} of {total} elements differ; first: {where}"
+    if unwritten:
+        message += f"; {unwritten} elements were never written (still hold the poison/scrub pattern)"
+    return Comparison(False, max_abs, max_rel, where, message, unwritten, total)
+
+
+def compare(got, ref, ref_native, rtol: float, atol: float) -> Comparison:
+    """Compare a model's outputs (a tensor or a tuple of them) element by element; the worst error wins."""
+    gots, refs = as_list(got), as_list(ref)
+    natives = as_list(ref_native) if ref_native is not None else [None] * len(refs)
+    if len(gots) != len(refs):
+        return Comparison(False, message=f"returned {len(gots)} outputs, expected {len(refs)}")
+    combined = Comparison(True, 0.0, 0.0)
+    for i, (g, r, n) in enumerate(zip(gots, refs, natives, strict=True)):
+        one = compare_one(g, r, n, rtol, atol, label=f"output {i}")
+        combined.unwritten += one.unwritten
+        combined.total += one.total
+        for attr in ("max_abs_error", "max_rel_error"):
+            value = getattr(one, attr)
+            if value is not None:
+                setattr(combined, attr, max(getattr(combined, attr) or 0.0, value))
+        if not one.ok and combined.ok:
+            combined.ok, combined.first_mismatch, combined.message = False, one.first_mismatch, one.message
+    return combined
+
+
+def same_values(a, b) -> bool:
+    """Bitwise equality of two outputs (NaN equal to NaN): the result-caching test."""
+    la, lb = as_list(a), as_list(b)
+    if len(la) != len(lb):
+        return False
+    for x, y in zip(la, lb, strict=True):
+        if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor) or x.shape != y.shape:
+            return False
+        if x.dtype != y.dtype or not torch.equal(x.reshape(-1).view(torch.uint8), y.reshape(-1).view(torch.uint8)):
+            return False
+    return True
