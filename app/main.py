@@ -18,6 +18,7 @@ import streamlit as st  # noqa: E402
 from app.components import frame  # noqa: E402
 
 PAGES = Path(__file__).parent / "pages"
+THEME = ROOT / "assets" / "theme"
 
 
 def pages() -> dict[str, list[st.Page]]:
@@ -37,6 +38,7 @@ def pages() -> dict[str, list[st.Page]]:
 
 def run() -> None:
     st.set_page_config(page_title="Kernel Refinery", page_icon=":material/memory:", layout="wide")
+    st.logo(str(THEME / "logo.svg"), size="large", icon_image=str(THEME / "icon.svg"))
     page = st.navigation(pages())
     frame.sidebar()
     frame.gpu_notice_once()

@@ -15,8 +15,15 @@ from app.components.style import PRIMARY, VERDICT_COLORS, VERDICT_ORDER
 
 alt.data_transformers.disable_max_rows()  # the frames are thinned to a point budget beforehand
 
-VERDICT_SCALE = alt.Scale(domain=list(VERDICT_ORDER), range=[VERDICT_COLORS[v] for v in VERDICT_ORDER])
 VERDICT_LEGEND = alt.Legend(title="verdict", orient="bottom", columns=5, symbolType="circle")
+
+
+def verdict_color(*frames: pd.DataFrame, legend: bool = True) -> alt.Color:
+    """Colour by verdict with the shared palette, the legend listing only verdicts present."""
+    present = set().union(*(set(f["verdict"]) for f in frames if "verdict" in f))
+    domain = [v for v in VERDICT_ORDER if v in present] or ["pending"]
+    return alt.Color("verdict:N", scale=alt.Scale(domain=domain, range=[VERDICT_COLORS[v] for v in domain]),
+                     legend=VERDICT_LEGEND if legend else None)
 _TOOLTIP = [alt.Tooltip("candidate_id:Q", title="candidate"), alt.Tooltip("step:Q", title="round"),
             alt.Tooltip("verdict_words:N", title="verdict"), alt.Tooltip("strategy:N", title="strategy")]
 
@@ -30,15 +37,16 @@ def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None,
     timed = frame[frame["speedup"].notna() & (frame["speedup"] > 0)]
     x = alt.X("step:Q", title="round", axis=alt.Axis(tickMinStep=1, format="d"))
     base = alt.Chart(timed)
-    points = base.mark_circle(size=70, opacity=0.85).encode(
+    points = base.mark_circle(size=110, opacity=0.95, stroke="white", strokeWidth=1.2).encode(
         x=x, y=alt.Y("speedup:Q", title="speedup vs baseline (×)", scale=alt.Scale(type="log")),
-        color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=VERDICT_LEGEND),
+        color=verdict_color(frame),
         tooltip=[*_TOOLTIP, alt.Tooltip("speedup:Q", format=".3f", title="speedup")],
     )
     one = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4], color="#7b8794").encode(y="y:Q")
     layers = [one, points]
     if not best.empty:
-        layers.insert(1, alt.Chart(best).mark_line(interpolate="step-after", color=PRIMARY, strokeWidth=2).encode(
+        layers.insert(1, alt.Chart(best).mark_line(interpolate="step-after", color=PRIMARY, strokeWidth=1.5,
+                                                           opacity=0.55).encode(
             x="step:Q", y="best:Q", tooltip=[alt.Tooltip("best:Q", format=".3f", title="best so far")]))
     highlight = _selected(timed, selected)
     if not highlight.empty:
@@ -47,7 +55,7 @@ def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None,
     top = alt.layer(*layers).properties(height=height)
     strip = alt.Chart(frame).mark_tick(thickness=3, size=14).encode(
         x=x, y=alt.Y("verdict:N", title=None, sort=list(VERDICT_ORDER), axis=alt.Axis(labels=False, ticks=False)),
-        color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=None), tooltip=_TOOLTIP,
+        color=verdict_color(frame, legend=False), tooltip=_TOOLTIP,
     ).properties(height=46, title=alt.TitleParams("every candidate by verdict", fontSize=11, anchor="start"))
     return alt.vconcat(top, strip, spacing=8).resolve_scale(x="shared")
 
@@ -70,8 +78,8 @@ def roofline_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: int
         layers.append(alt.Chart(roofs).mark_line(strokeWidth=1.6, opacity=0.9).encode(
             x=x, y=y, strokeDash=alt.StrokeDash("roof:N", legend=alt.Legend(title="roof", orient="right")),
             color=alt.value("#52606d"), tooltip=[alt.Tooltip("roof:N")]))
-    layers.append(alt.Chart(plotted).mark_circle(size=80, opacity=0.85).encode(
-        x=x, y=y, color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=VERDICT_LEGEND),
+    layers.append(alt.Chart(plotted).mark_circle(size=90, opacity=0.9, stroke="white", strokeWidth=1).encode(
+        x=x, y=y, color=verdict_color(plotted),
         tooltip=[alt.Tooltip("candidate_id:Q", title="candidate"), alt.Tooltip("step:Q", title="round"),
                  alt.Tooltip("verdict_words:N", title="verdict"), alt.Tooltip("config:N"),
                  alt.Tooltip("ai:Q", format=".3g", title="FLOP/byte"), alt.Tooltip("gflops:Q", format=".4g"),
@@ -90,8 +98,8 @@ def bandwidth_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: in
     plotted = points[points["gbps"].notna()]
     x = alt.X("step:Q", title="round", axis=alt.Axis(tickMinStep=1, format="d"))
     y = alt.Y("gbps:Q", title="achieved GB/s (minimum bytes / time)")
-    layers = [alt.Chart(plotted).mark_circle(size=80, opacity=0.85).encode(
-        x=x, y=y, color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=VERDICT_LEGEND),
+    layers = [alt.Chart(plotted).mark_circle(size=90, opacity=0.9, stroke="white", strokeWidth=1).encode(
+        x=x, y=y, color=verdict_color(plotted),
         tooltip=[alt.Tooltip("candidate_id:Q", title="candidate"), alt.Tooltip("config:N"),
                  alt.Tooltip("gbps:Q", format=".4g", title="GB/s")])]
     roofs = [{"gbps": c.bandwidth_bytes_per_s / 1e9, "roof": f"DRAM {c.bandwidth_bytes_per_s / 1e12:.2f} TB/s "
@@ -114,7 +122,7 @@ def tree_chart(nodes: pd.DataFrame, edges: pd.DataFrame, selected: int | None) -
     layers = [alt.Chart(edges).mark_rule(color="#9aa5b1", strokeWidth=1.2).encode(x=x, y=y, x2="x2:Q", y2="y2:Q")]
     sized = nodes.assign(size=nodes["speedup"].fillna(0.5).clip(0.25, 20))
     layers.append(alt.Chart(sized).mark_circle(opacity=0.95, stroke="white", strokeWidth=1).encode(
-        x=x, y=y, color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=VERDICT_LEGEND),
+        x=x, y=y, color=verdict_color(nodes),
         size=alt.Size("size:Q", scale=alt.Scale(type="sqrt", range=[40, 420]), legend=None),
         tooltip=[*_TOOLTIP, alt.Tooltip("speedup:Q", format=".3f"), alt.Tooltip("parent_id:Q", title="parent")]))
     highlight = _selected(nodes, selected)

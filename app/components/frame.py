@@ -82,6 +82,21 @@ def recorded_offer() -> None:
             st.success(f"Loaded {count} recorded run(s).", icon=":material/check:")
 
 
+def route_through_main() -> None:
+    """Make a page script that Streamlit ran on its own rerun through `app/main.py` instead.
+
+    A `pages/` folder beside the entry point makes Streamlit start in its old multipage mode, in
+    which a first visit straight to `/run_live` runs that script alone (no navigation, no frame)
+    until some session has called `st.navigation`. Turning that mode off and rerunning sends the
+    same URL through the router. A no-op once any session has been through `main.py`.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def run_page(page: st.Page) -> None:
     """Run the chosen page; an error it lets escape becomes a sentence where the page was."""
     try:

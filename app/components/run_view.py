@@ -157,11 +157,15 @@ def _round_label(row: RoundRow) -> str:
     bits = [f"**Round {step}{sample}**", f"#{row.candidate_id}", verdict_markdown(row.verdict)]
     if row.speedup is not None:
         bits.append(f"**{fmt_speedup(row.speedup)}**")
-    if row.strategy:
-        bits.append(f"`{row.strategy}`")
-    bits.append(row.origin)
     if row.flagged:
-        bits.append(":orange[flagged for review]")
+        bits.append(":orange[flagged]")
+    return " · ".join(bits)
+
+
+def _round_caption(row: RoundRow) -> str:
+    bits = [b for b in (row.strategy, f"by {row.origin}") if b]
+    if row.message and row.verdict not in ("correct", None):
+        bits.append(row.message[:140])
     return " · ".join(bits)
 
 
@@ -194,12 +198,12 @@ def rounds_list(run: RunSummary, version: tuple, selected: int | None) -> None:
                   on_click=_follow, args=(run.id,))
     for row in page.items:
         with st.container(border=True, key=f"round-{row.candidate_id}", gap=None):
-            left, right = st.columns([6, 1], vertical_alignment="center")
+            left, right = st.columns([5, 2], vertical_alignment="center")
             left.markdown(_round_label(row))
-            if row.message and row.verdict not in ("correct", None):
-                left.caption(row.message[:160])
+            left.caption(_round_caption(row))
             right.button("Open", key=f"open_{row.candidate_id}", type="primary" if row.candidate_id == selected
-                         else "secondary", on_click=_select, args=(run.id, row.candidate_id), width="stretch")
+                         else "secondary", on_click=_select, args=(run.id, row.candidate_id), width="stretch",
+                         icon=":material/visibility:" if row.candidate_id == selected else None)
 
 
 def round_panel(run: RunSummary, detail: CandidateDetail) -> None:

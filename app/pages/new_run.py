@@ -2,16 +2,16 @@
 
 import streamlit as st
 
-from app.components import data, new_run_view
-from app.components.frame import has_gpu
+from app.components import data, frame, new_run_view
 
+frame.route_through_main()
 st.title("New run")
 st.caption("A run is a separate process (the same code as `refinery run`): closing this page does not stop it.")
 problems = data.library().by_slug()
 if not problems:
     st.error("The problem library is empty: there is nothing to run. Import a problem on the Problems page.")
     st.stop()
-values, pressed = new_run_view.form(problems, has_gpu())
+values, pressed = new_run_view.form(problems, frame.has_gpu())
 if pressed and (run_id := new_run_view.start(values)) is not None:
     st.session_state["nr_last_run"] = run_id
 if (last := st.session_state.get("nr_last_run")) is not None:

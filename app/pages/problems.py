@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from app.components import data, problems_view
+from app.components import data, frame, problems_view
 from app.components.errors import shown_errors
 
+frame.route_through_main()
 st.title("Problems")
 scan = data.library()
 browse, importing = st.tabs(["Library", "Import"], key="problems_tabs")

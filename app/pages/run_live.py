@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from app.components import data, engine_api, run_view
+from app.components import data, engine_api, frame, run_view
 
+frame.route_through_main()
 st.title("Run (live)")
 run_id = run_view.pick_run()
 if run_id is None:
@@ -30,7 +31,7 @@ run_view.controls(run, selected)
 run_view.metrics(run, points)
 run_view.chart_panel(run, version, selected)
 
-rounds_col, detail_col = st.columns([2, 3], gap="medium")
+rounds_col, detail_col = st.columns([5, 7], gap="medium")
 with rounds_col:
     st.markdown("#### Rounds")
     run_view.rounds_list(run, version, selected)

@@ -92,11 +92,13 @@ def synthetic_evidence(config: SyntheticConfig | None = None) -> list[CandidateE
         base_us = float(rng.uniform(20, 500))
         for k in range(config.candidates_per_problem):
             f = _features(rng)
-            source = _source(f, f"kernel_{p}_{k}", rng)
             lt = log_time(f, scale) + float(rng.normal(0, config.noise))
             roll = rng.random()
             verdict = ("integrity_violation" if roll < config.integrity_share
                        else "incorrect" if roll < config.integrity_share + config.incorrect_share else "correct")
+            source = _source(f, f"kernel_{p}_{k}", rng)
+            if verdict == "integrity_violation":  # the usual trick: real work hidden on a side stream
+                source += "\ncudaStream_t side; cudaStreamCreate(&side); launch_on(side);"
             features = dict(f)
             if rng.random() < config.missing_share:
                 features.pop("occupancy")

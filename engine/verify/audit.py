@@ -53,11 +53,13 @@ def _check_open(path, mode, flags) -> None:
     full = os.path.abspath(text)
     writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
         isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+    if _under(full, _STATE.write_roots):
+        return  # the job's scratch folder and the build caches
     if _under(full, _STATE.denied_roots):
         _record(f"opened {full} ({'write' if writing else 'read'})")
-    elif writing and not _under(full, _STATE.write_roots):
+    elif writing:
         _record(f"wrote {full}")
-    elif not writing and not _under(full, _STATE.read_roots + _STATE.write_roots + _SYSTEM_READ_ROOTS):
+    elif not _under(full, _STATE.read_roots + _SYSTEM_READ_ROOTS):
         _record(f"read {full}")
 
 

@@ -101,15 +101,16 @@ def compare_one(got, ref: torch.Tensor, ref_native: torch.Tensor | None, rtol: f
     return Comparison(False, max_abs, max_rel, where, message, unwritten, total)
 
 
-def compare(got, ref, ref_native, rtol: float, atol: float) -> Comparison:
+def compare(got, ref, ref_native, rtol: float, atol: float, labels: list[str] | None = None) -> Comparison:
     """Compare a model's outputs (a tensor or a tuple of them) element by element; the worst error wins."""
     gots, refs = as_list(got), as_list(ref)
+    labels = labels or [f"output {i}" for i in range(len(refs))]
     natives = as_list(ref_native) if ref_native is not None else [None] * len(refs)
     if len(gots) != len(refs):
         return Comparison(False, message=f"returned {len(gots)} outputs, expected {len(refs)}")
     combined = Comparison(True, 0.0, 0.0)
     for i, (g, r, n) in enumerate(zip(gots, refs, natives, strict=True)):
-        one = compare_one(g, r, n, rtol, atol, label=f"output {i}")
+        one = compare_one(g, r, n, rtol, atol, label=labels[i])
         combined.unwritten += one.unwritten
         combined.total += one.total
         for attr in ("max_abs_error", "max_rel_error"):

@@ -1,0 +1,150 @@
+"""Rows of each export kind, generated lazily (one problem or run at a time)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+
+from db import export_queries, runs_repo
+from db.labels import load_evidence
+from engine.export.filters import ExportFilters
+from engine.export.schemas import reward_struct
+from engine.reward import anchored_rewards, discounted_returns
+
+
+@cache
+def task_prompt(slug: str) -> str:
+    """The task as an LLM would be given it, from scratch: never the hidden configurations."""
+    from engine.problems import get_problem
+    from engine.propose import ProposalContext
+    from engine.propose.prompts import build_prompt
+
+    try:
+        problem = get_problem(slug)
+    except KeyError:
+        return f"Write a faster CUDA implementation of problem {slug}."
+    return build_prompt(ProposalContext(problem=problem, parent=None, step=0, sample=0, seed=0, gpu=True)).user
+
+
+def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
+    for row in export_queries.iter_candidates(filters.problems):
+        if not (filters.wants_verdict(row["eval_verdict"]) and filters.wants_device(row["eval_device"])
+                and filters.wants_time(row["created_at"])):
+            continue
+        features = (row["static_data"] or {}).get("features", {})
+        yield {
+            "candidate_id": row["id"], "problem": row["problem_slug"], "run_id": row["run_id"],
+            "parent_id": row["parent_id"], "step": row["step"], "depth": row["depth"], "origin": row["origin"],
+            "strategy": row["strategy"], "language": row["language"], "source": row["source"],
+            "verdict": row["eval_verdict"], "message": row["eval_message"], "speedup": row["eval_speedup"],
+            "candidate_us": row["eval_candidate_us"], "baseline_us": row["eval_baseline_us"],
+            "device": row["eval_device"], "reward": row["eval_reward"],
+            "reward_components": reward_struct(row["eval_reward_components"]),
+            "flagged": bool(row["eval_flagged"]), "recorded": bool(row["eval_recorded"]),
+            "features_json": json.dumps(features, sort_keys=True), "created_at": row["created_at"].isoformat(),
+        }
+
+
+def _problems(filters: ExportFilters) -> list[str]:
+    return [s for s in export_queries.problem_slugs_with_candidates() if filters.wants_problem(s)]
+
+
+def _evidence_in(filters: ExportFilters, slug: str):
+    return [e for e in load_evidence(problem_slugs=[slug])
+            if filters.wants_time(e.created_at) and filters.wants_device(e.device)]
+
+
+def preference_rows(filters: ExportFilters, conversational: bool = False) -> Iterator[dict]:
+    """TRL-style (prompt, chosen, rejected) from human labels and measured pairs; ties are dropped."""
+    from db.labels import list_labels
+    from engine.rank import agreement_report
+    from engine.rank.pairs import PairConfig, build_pairs
+
+    weights = agreement_report().weights() if "human" in filters.label_sources else {}
+    labels = list_labels() if "human" in filters.label_sources else []
+    config = PairConfig(use_measured="measured" in filters.label_sources, use_human="human" in filters.label_sources,
+                        use_integrity="measured" in filters.label_sources)
+    for slug in _problems(filters):
+        evidence = _evidence_in(filters, slug)
+        by_id = {e.id: e for e in evidence}
+        problem_labels = [label for label in labels if label.candidate_a_id in by_id and label.candidate_b_id in by_id]
+        prompt = task_prompt(slug)
+        for pair in build_pairs(evidence, problem_labels, weights, config):
+            if pair.target == 0.5 or pair.a not in by_id or pair.b not in by_id:
+                continue
+            if pair.source == "human" and pair.weight < filters.min_agreement:
+                continue
+            chosen, rejected = (by_id[pair.a], by_id[pair.b]) if pair.target > 0.5 else (by_id[pair.b], by_id[pair.a])
+            row = {"problem": slug, "source": "measured" if pair.source == "integrity" else pair.source,
+                   "margin": pair.log_ratio if pair.log_ratio is not None else abs(pair.target - 0.5) * 2,
+                   "weight": pair.weight, "chosen_id": chosen.id, "rejected_id": rejected.id}
+            if conversational:
+                row |= {"prompt": [{"role": "user", "content": prompt}],
+                        "chosen": [{"role": "assistant", "content": chosen.source}],
+                        "rejected": [{"role": "assistant", "content": rejected.source}]}
+            else:
+                row |= {"prompt": prompt, "chosen": chosen.source, "rejected": rejected.source}
+            yield row
+
+
+def ranked_rows(filters: ExportFilters) -> Iterator[dict]:
+    """Each problem's candidates in Bradley–Terry order (human labels + measured pairs)."""
+    from engine.rank import bradley_terry_order
+
+    for slug in _problems(filters):
+        by_id = {e.id: e for e in _evidence_in(filters, slug) if filters.wants_verdict(e.verdict)}
+        rewards = export_queries.latest_rewards(slug)
+        rank = 0
+        for candidate_id, strength in bradley_terry_order(slug):
+            evidence = by_id.get(candidate_id)
+            if evidence is None:
+                continue
+            rank += 1
+            reward, components = rewards.get(candidate_id, (None, None))
+            yield {"problem": slug, "rank": rank, "candidate_id": candidate_id, "strength": float(strength),
+                   "verdict": evidence.verdict, "speedup": evidence.speedup, "candidate_us": evidence.candidate_us,
+                   "device": evidence.device, "origin": evidence.origin, "strategy": evidence.strategy,
+                   "source": evidence.source, "reward": reward, "reward_components": reward_struct(components),
+                   "features_json": json.dumps(evidence.features, sort_keys=True)}
+
+
+def _turn_prompt(task: str, previous) -> str:
+    """What a non-LLM turn answered: the task first, then the feedback on the previous candidate."""
+    if previous is None:
+        return task
+    return previous.feedback.text if previous.feedback and previous.feedback.text else task
+
+
+def trajectory_rows(filters: ExportFilters) -> Iterator[dict]:
+    """Every root-to-leaf path of every run as a multi-turn conversation with per-turn rewards."""
+    for run_id in export_queries.run_ids(filters.problems):
+        run = runs_repo.get_run(run_id)
+        if run is None or not filters.wants_time(run.created_at) or not filters.wants_device(run.device):
+            continue
+        rows = {r.candidate.id: r for r in runs_repo.tree_rows(run_id)}
+        parents = {r.candidate.parent_id for r in rows.values()}
+        task = task_prompt(run.problem_slug)
+        for leaf_id in sorted(set(rows) - parents):
+            path, current = [], rows.get(leaf_id)
+            while current is not None:
+                path.append(current)
+                current = rows.get(current.candidate.parent_id) if current.candidate.parent_id else None
+            path.reverse()
+            turns, messages = [], []
+            for index, row in enumerate(path):
+                evaluation, feedback = row.evaluation, row.feedback
+                prompt = row.candidate.prompt or _turn_prompt(task, path[index - 1] if index else None)
+                reply = row.candidate.reply or row.candidate.source
+                turns.append({"step": row.candidate.step, "candidate_id": row.candidate.id, "prompt": prompt,
+                              "reply": reply, "source": row.candidate.source,
+                              "verdict": evaluation.verdict if evaluation else None,
+                              "speedup": evaluation.speedup if evaluation else None,
+                              "reward": evaluation.reward if evaluation else None,
+                              "feedback": feedback.text if feedback else ""})
+                messages += [{"role": "user", "content": prompt}, {"role": "assistant", "content": reply}]
+            rewards = [t["reward"] if t["reward"] is not None else 0.0 for t in turns]
+            yield {"run_id": run_id, "problem": run.problem_slug, "proposer": run.proposer, "strategy": run.strategy,
+                   "leaf_id": leaf_id, "turns": turns, "messages": messages, "rewards": rewards,
+                   "anchored_rewards": anchored_rewards(rewards), "discounted_returns": discounted_returns(rewards),
+                   "device": run.device}

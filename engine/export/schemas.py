@@ -1,0 +1,53 @@
+"""Column schemas of every export kind (Parquet needs them up front; JSONL rows have the same keys)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+REWARD = pa.struct([("total", pa.float64()), ("correct", pa.bool_()), ("speed", pa.float64()),
+                    ("structural", pa.float64()), ("coverage", pa.float64()), ("ranker", pa.float64()),
+                    ("tiered", pa.float64())])
+
+CANDIDATES = pa.schema([
+    ("candidate_id", pa.int64()), ("problem", pa.string()), ("run_id", pa.int64()), ("parent_id", pa.int64()),
+    ("step", pa.int64()), ("depth", pa.int64()), ("origin", pa.string()), ("strategy", pa.string()),
+    ("language", pa.string()), ("source", pa.string()), ("verdict", pa.string()), ("message", pa.string()),
+    ("speedup", pa.float64()), ("candidate_us", pa.float64()), ("baseline_us", pa.float64()),
+    ("device", pa.string()), ("reward", pa.float64()), ("reward_components", REWARD), ("flagged", pa.bool_()),
+    ("recorded", pa.bool_()), ("features_json", pa.string()), ("created_at", pa.string()),
+])
+
+MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
+_PAIR_META = [("problem", pa.string()), ("source", pa.string()), ("margin", pa.float64()), ("weight", pa.float64()),
+              ("chosen_id", pa.int64()), ("rejected_id", pa.int64())]
+PREFERENCES = pa.schema([("prompt", pa.string()), ("chosen", pa.string()), ("rejected", pa.string()), *_PAIR_META])
+PREFERENCES_CONVERSATIONAL = pa.schema([("prompt", pa.list_(MESSAGE)), ("chosen", pa.list_(MESSAGE)),
+                                        ("rejected", pa.list_(MESSAGE)), *_PAIR_META])
+
+RANKED = pa.schema([
+    ("problem", pa.string()), ("rank", pa.int64()), ("candidate_id", pa.int64()), ("strength", pa.float64()),
+    ("verdict", pa.string()), ("speedup", pa.float64()), ("candidate_us", pa.float64()), ("device", pa.string()),
+    ("origin", pa.string()), ("strategy", pa.string()), ("source", pa.string()), ("reward", pa.float64()),
+    ("reward_components", REWARD), ("features_json", pa.string()),
+])
+
+TURN = pa.struct([("step", pa.int64()), ("candidate_id", pa.int64()), ("prompt", pa.string()),
+                  ("reply", pa.string()), ("source", pa.string()), ("verdict", pa.string()),
+                  ("speedup", pa.float64()), ("reward", pa.float64()), ("feedback", pa.string())])
+TRAJECTORIES = pa.schema([
+    ("run_id", pa.int64()), ("problem", pa.string()), ("proposer", pa.string()), ("strategy", pa.string()),
+    ("leaf_id", pa.int64()), ("turns", pa.list_(TURN)), ("messages", pa.list_(MESSAGE)),
+    ("rewards", pa.list_(pa.float64())), ("anchored_rewards", pa.list_(pa.float64())),
+    ("discounted_returns", pa.list_(pa.float64())), ("device", pa.string()),
+])
+
+SCHEMAS = {"candidates": {"default": CANDIDATES},
+           "preferences": {"standard": PREFERENCES, "conversational": PREFERENCES_CONVERSATIONAL},
+           "ranked": {"default": RANKED}, "trajectories": {"default": TRAJECTORIES}}
+KINDS = tuple(SCHEMAS)
+
+
+def reward_struct(components: dict | None) -> dict | None:
+    if not components:
+        return None
+    return {name: components.get(name) for name in REWARD.names}

@@ -1,0 +1,152 @@
+"""Memory tools: uncoalesced global access, shared-memory bank conflicts, missing vectorisation,
+and intermediates that go through DRAM between kernels (fusion)."""
+
+from __future__ import annotations
+
+from engine.analysis.roofline import Bottleneck as B
+from engine.feedback.model import Diagnostics, Finding
+from engine.feedback.registry import tool
+from engine.feedback.text import code, fmt_bytes
+
+UNCOALESCED_EXCESS = 2.0  # sectors per request over the ideal before it is worth a finding
+BANK_CONFLICT_WAYS = 2.0
+
+
+@tool("coalescing", serves=(B.MEMORY, B.LATENCY))
+def coalescing(d: Diagnostics) -> list[Finding]:
+    """Global accesses that touch more 32-byte sectors per warp request than their width needs."""
+    findings = []
+    measured = {}
+    if d.ncu is not None:
+        measured = {"load": d.ncu.ld_sectors_per_request, "store": d.ncu.st_sectors_per_request}
+    for kernel in d.static.kernels if d.static is not None else []:
+        worst = kernel.worst_access()
+        if worst is None or worst.excess < UNCOALESCED_EXCESS:
+            continue
+        verb = {"load": "read", "store": "write", "atomic": "update"}[worst.kind]
+        noun = "loads" if worst.kind == "load" else "stores"
+        sectors = worst.sectors
+        source = "estimated"
+        ncu_value = measured.get("store" if worst.kind != "load" else "load")
+        if ncu_value is not None and ncu_value >= worst.ideal_sectors * UNCOALESCED_EXCESS:
+            sectors, source = ncu_value, "measured"
+        stride = worst.lane_stride_bytes
+        apart = f"neighbouring threads {verb} addresses {fmt_bytes(stride)} apart" if stride else \
+            "the warp's addresses are scattered"
+        findings.append(Finding(
+            tool="coalescing", category="memory/uncoalesced-access",
+            title=f"uncoalesced global {noun}",
+            evidence=f"{code(worst.expression)} averages {sectors:.0f} sectors per request ({source}; ideal "
+                     f"{worst.ideal_sectors}): {apart}",
+            suggestion=f"make threadIdx.x index the contiguous dimension of {worst.array}"
+                       + ("; for a transpose, stage a tile through shared memory so both the read and the write "
+                          "are row-wise" if worst.kind != "load" or worst.loop_depth == 0 else
+                          "; if the loop walks that dimension, swap the loop and thread mappings"),
+            severity=min(0.95, 1.0 - 1.0 / (sectors / worst.ideal_sectors)), value=float(sectors),
+            kernel=kernel.name, line=worst.line))
+    if not findings and d.ncu is not None and d.static is not None:
+        for kind, value in measured.items():
+            ideal = 4 * max(1.0, d.feature("vector_width", 4) / 4)
+            if value is not None and value >= ideal * UNCOALESCED_EXCESS:
+                findings.append(Finding(
+                    tool="coalescing", category="memory/uncoalesced-access", title=f"uncoalesced global {kind}s",
+                    evidence=f"global {kind}s average {value:.1f} sectors per request (measured; ideal {ideal:.0f})",
+                    suggestion="make consecutive threads (threadIdx.x) access consecutive addresses",
+                    severity=min(0.9, 1.0 - ideal / value), value=value))
+    return findings
+
+
+@tool("bank-conflicts", serves=(B.MEMORY, B.COMPUTE, B.LATENCY))
+def bank_conflicts(d: Diagnostics) -> list[Finding]:
+    """Shared-memory accesses whose lanes collide in the same bank and are serialised."""
+    findings = []
+    measured = None
+    if d.ncu is not None and d.ncu.shared_ld_wavefronts_per_request:
+        measured = d.ncu.shared_ld_wavefronts_per_request
+    for kernel in d.static.kernels if d.static is not None else []:
+        worst = kernel.worst_shared_access()
+        if worst is None or worst.excess < BANK_CONFLICT_WAYS:
+            continue
+        ways = worst.excess
+        measured_note = f"; ncu measured {measured:.1f} wavefronts per shared load" if measured else ""
+        stride_words = (worst.lane_stride_bytes or 0) // 4
+        findings.append(Finding(
+            tool="bank-conflicts", category="memory/shared-bank-conflict", title="shared-memory bank conflicts",
+            evidence=f"{code(worst.expression)} is a {ways:.0f}-way bank conflict (estimated){measured_note}: "
+                     f"lanes are {stride_words} words apart, a multiple of the 32 banks" if stride_words else
+                     f"{code(worst.expression)} is a {ways:.0f}-way bank conflict (estimated){measured_note}",
+            suggestion=f"pad {worst.array}'s rows by one element (e.g. [TILE][TILE + 1]) or swizzle the index so a "
+                       "warp's lanes fall in different banks",
+            severity=min(0.85, 0.8 * (1.0 - 1.0 / ways)), value=ways, kernel=kernel.name, line=worst.line))
+    if not findings and measured is not None and measured >= BANK_CONFLICT_WAYS * 1.5:
+        findings.append(Finding(
+            tool="bank-conflicts", category="memory/shared-bank-conflict", title="shared-memory bank conflicts",
+            evidence=f"{measured:.1f} wavefronts per shared load instruction (measured; 1 is conflict-free)",
+            suggestion="pad shared arrays by one element per row or swizzle the index",
+            severity=min(0.8, 0.8 * (1.0 - 1.0 / measured)), value=measured))
+    return findings
+
+
+@tool("vectorization", serves=(B.MEMORY, B.LATENCY))
+def vectorization(d: Diagnostics) -> list[Finding]:
+    """Coalesced but scalar global accesses in a memory-bound kernel: 128-bit accesses need 4x fewer requests."""
+    if d.static is None or not d.static.kernels:
+        return []
+    findings = []
+    for kernel in d.static.kernels:
+        mix = kernel.mix
+        if mix is None or not (mix.global_load_widths or mix.global_store_widths):
+            continue
+        if mix.max_global_width >= 16:
+            continue
+        accesses = kernel.global_accesses()
+        if not accesses or any(a.excess >= UNCOALESCED_EXCESS for a in accesses):
+            continue  # fix coalescing first; vectorising a strided access does not help
+        if d.dtype not in ("float32", "float16", "bfloat16", "int32"):
+            continue
+        source = kernel.source
+        wrote_vectors = source is not None and source.vector_types > 0
+        width = mix.max_global_width
+        total = sum(mix.global_load_widths.values()) + sum(mix.global_store_widths.values())
+        evidence = (f"all {total} global memory instructions are {width * 8}-bit"
+                    + (" although the source uses vector types: the compiler could not prove 16-byte alignment"
+                       if wrote_vectors else ""))
+        findings.append(Finding(
+            tool="vectorization", category="memory/access-width", title="scalar global accesses",
+            evidence=evidence,
+            suggestion="load and store float4 (or int4) per thread: reinterpret_cast<const float4*> on 16-byte "
+                       "aligned pointers, a scalar loop for the tail when the size is not a multiple of 4",
+            severity=0.35, value=float(width), kernel=kernel.name))
+    return findings
+
+
+@tool("fusion", serves=(B.MEMORY, B.LAUNCH, B.LATENCY))
+def fusion(d: Diagnostics) -> list[Finding]:
+    """Several kernels (or torch ops) per call: intermediates make a round trip through DRAM."""
+    if d.static is None:
+        return []
+    launches = int(d.feature("launches_per_call"))
+    torch_ops = int(d.feature("torch_ops_in_forward"))
+    steps = launches + torch_ops
+    if steps < 2:
+        return []
+    moved = ""
+    severity = 0.45
+    value = float(steps)
+    if d.ncu is not None and d.static.min_bytes:
+        ratio = d.ncu.dram_bytes / d.static.min_bytes
+        moved = f"; they move {ratio:.1f}x the minimum DRAM bytes ({fmt_bytes(d.ncu.dram_bytes)})"
+        severity = min(0.9, 0.3 + 0.2 * max(0.0, ratio - 1.0))
+        value = ratio
+        if ratio < 1.3:
+            return []
+    parts = []
+    if launches:
+        parts.append(f"{launches} kernel launches")
+    if torch_ops:
+        parts.append(f"{torch_ops} torch op{'s' if torch_ops > 1 else ''}")
+    return [Finding(
+        tool="fusion", category="algorithm/fusion", title="intermediates go through DRAM",
+        evidence=f"{' and '.join(parts)} per call{moved}",
+        suggestion="fuse the steps into one kernel that keeps the intermediate in registers or shared memory and "
+                   "writes only the final output", severity=severity, value=value)]

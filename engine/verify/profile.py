@@ -1,0 +1,79 @@
+"""Which torch ops and GPU kernels one call ran: the "real work" checks.
+
+The reference's heavy ops (everything it calls but allocation, views and copies-for-layout) may not
+appear in the candidate's call unless the problem allows them; on a GPU the candidate's own
+kernels must have run and carry a substantial share of its GPU time (a decoy kernel that is
+compiled but never launched, or a trivial sub-op, is not a kernel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
+
+from engine.verify.records import KernelLaunch
+
+MIN_OWN_SHARE = 0.30
+MARKER = "refinery::call"
+
+# Ops that allocate, reshape or view: never "the computation", so never blocked, and what runs
+# inside them (a clone under .contiguous()) is not counted as the candidate's own call.
+TRIVIAL_OPS = frozenset(f"aten::{n}" for n in ["empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones", "new_full", "view", "view_as", "reshape", "_reshape_alias", "_unsafe_view", "contiguous", "as_strided", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "permute", "transpose", "t", "select", "slice", "narrow", "split", "chunk", "unbind", "detach", "detach_", "alias", "lift_fresh", "to", "_to_copy", "resize_", "size", "stride", "numel", "dim", "is_contiguous", "item", "_local_scalar_dense", "set_", "zero_", "fill_", "result_type", "lift", "lift_fresh_copy", "resolve_conj", "resolve_neg", "_has_compatible_shallow_copy_type", "record_stream", "is_nonzero"])
+
+
+@dataclass
+class CallProfile:
+    ops: set[str] = field(default_factory=set)  # candidate-visible ops (not under a trivial op)
+    all_ops: set[str] = field(default_factory=set)
+    kernels: dict[str, tuple[int, float]] = field(default_factory=dict)  # name → (calls, total µs)
+
+
+def _under_trivial(event) -> bool:
+    parent = event.cpu_parent
+    while parent is not None and parent.name != MARKER:
+        if parent.name in TRIVIAL_OPS:
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
+def profile_call(fn: Callable[[], object], cuda: bool) -> CallProfile:
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
+        with record_function(MARKER):
+            fn()
+        if cuda:
+            torch.cuda.synchronize()
+    result = CallProfile()
+    for event in prof.events():
+        device_type = getattr(event, "device_type", None)
+        if cuda and device_type is not None and device_type.name == "CUDA":
+            calls, total = result.kernels.get(event.name, (0, 0.0))
+            duration = float(getattr(event, "device_time_total", 0.0) or getattr(event, "cuda_time_total", 0.0))
+            result.kernels[event.name] = (calls + 1, total + duration)
+            continue
+        if not event.name.startswith("aten::"):
+            continue
+        result.all_ops.add(event.name)
+        if event.name not in TRIVIAL_OPS and not _under_trivial(event):
+            result.ops.add(event.name)
+    return result
+
+
+def heavy_ops(reference: CallProfile, allowed: list[str]) -> set[str]:
+    """The reference's computation ops the candidate may not call."""
+    return {op for op in reference.all_ops if op not in TRIVIAL_OPS and op not in set(allowed)}
+
+
+def is_own(kernel_name: str, own_names: list[str]) -> bool:
+    return any(name and name in kernel_name for name in own_names)
+
+
+def kernel_launches(prof: CallProfile, own_names: list[str]) -> list[KernelLaunch]:
+    total = sum(t for _, t in prof.kernels.values()) or 0.0
+    launches = [KernelLaunch(name=name[:200], calls=calls, total_us=t, share=(t / total) if total else 0.0,
+                             own=is_own(name, own_names)) for name, (calls, t) in prof.kernels.items()]
+    return sorted(launches, key=lambda k: -k.total_us)

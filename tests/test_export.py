@@ -1,0 +1,136 @@
+"""Every export kind round-trips through `datasets.load_dataset` with the expected columns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from db.labels import add_label, get_or_create_labeler
+from db.models import Candidate, Diagnostic, Evaluation, Run
+from db.session import session_scope
+from engine.export import ExportFilters, export_dataset
+from engine.problems import get_problem
+
+datasets = pytest.importorskip("datasets")
+SLUG = "relu"
+
+
+def _candidate(session, run, parent, step, speedup, verdict="correct", device="NVIDIA H200", origin="library"):
+    candidate = Candidate(run_id=run.id, problem_slug=run.problem_slug, parent_id=parent.id if parent else None,
+                          step=step, origin=origin, strategy="naive", language="python",
+                          source=f"# candidate {step}\nclass ModelNew: pass\n", source_hash=f"h{step}-{run.id}",
+                          proposal={"implementation": f"impl{step}"})
+    session.add(candidate)
+    session.flush()
+    session.add(Evaluation(candidate_id=candidate.id, verdict=verdict, speedup=speedup,
+                           candidate_us=100 / speedup if speedup else None, baseline_us=100.0, device=device,
+                           reward=0.1 * step, reward_components={"total": 0.1 * step, "correct": verdict == "correct",
+                                                                 "speed": 0.0, "structural": 0.5, "tiered": 0.2}))
+    session.add(Diagnostic(candidate_id=candidate.id, kind="static", data={"features": {"registers": 16 + step}}))
+    session.add(Diagnostic(candidate_id=candidate.id, kind="feedback", text=f"diagnosis after step {step}"))
+    return candidate
+
+
+@pytest.fixture
+def populated(refinery_home):
+    with session_scope() as session:
+        run = Run(problem_slug=SLUG, proposer="library", strategy="iterative", rounds_budget=4, device="NVIDIA H200")
+        session.add(run)
+        session.flush()
+        root = _candidate(session, run, None, 0, 1.0)
+        mid = _candidate(session, run, root, 1, 1.5)
+        _candidate(session, run, mid, 2, 3.0)
+        _candidate(session, run, mid, 3, None, verdict="incorrect")
+        _candidate(session, run, root, 4, 1.52, device="NVIDIA A100")
+        ids = [root.id, mid.id]
+    labeler = get_or_create_labeler("ada")
+    add_label(labeler_id=labeler.id, session_id=None, candidate_a_id=ids[0], candidate_b_id=ids[1], choice="b",
+              tags=("coalescing",), note="", blind=False)
+    return ids
+
+
+def _load(out_dir, config="default"):
+    # A cache of its own per export: the shared cache can answer for another folder of the same name.
+    return datasets.load_dataset(str(out_dir), config, split="train", cache_dir=str(out_dir.parent / f"hf-{config}"))
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_candidates_export_has_every_measured_field(populated, tmp_path, fmt):
+    result = export_dataset("candidates", fmt, tmp_path / "out")
+    table = _load(tmp_path / "out")
+    assert result.counts["default"] == 5 == len(table)
+    assert {"candidate_id", "problem", "source", "verdict", "speedup", "device", "reward", "reward_components",
+            "features_json", "parent_id"} <= set(table.column_names)
+    assert json.loads(table[0]["features_json"]) == {"registers": 16}
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_preferences_have_trl_columns_standard_and_conversational(populated, tmp_path, fmt):
+    export_dataset("preferences", fmt, tmp_path / "out")
+    standard = _load(tmp_path / "out", "standard")
+    assert {"prompt", "chosen", "rejected"} <= set(standard.column_names)
+    assert len(standard) > 0 and isinstance(standard[0]["prompt"], str)
+    conversational = _load(tmp_path / "out", "conversational")
+    assert conversational[0]["chosen"][0]["role"] == "assistant"
+    assert conversational[0]["prompt"][0]["role"] == "user"
+    sources = set(standard["source"])
+    assert sources == {"human", "measured"}
+
+
+def test_measured_preference_prefers_the_faster_candidate(populated, tmp_path):
+    export_dataset("preferences", "jsonl", tmp_path / "out", ExportFilters(label_sources=("measured",)))
+    rows = [json.loads(line) for line in (tmp_path / "out/data/standard.jsonl").read_text().splitlines()]
+    assert rows and all(r["source"] == "measured" for r in rows)
+    step3 = next(r for r in rows if "candidate 2" in r["chosen"] and "candidate 0" in r["rejected"])
+    assert step3["margin"] > 0
+
+
+def test_prompts_never_leak_hidden_configurations(populated, tmp_path):
+    problem = get_problem(SLUG)
+    export_dataset("preferences", "jsonl", tmp_path / "p")
+    export_dataset("trajectories", "jsonl", tmp_path / "t")
+    text = (tmp_path / "p/data/standard.jsonl").read_text() + (tmp_path / "t/data/default.jsonl").read_text()
+    for config in problem.hidden_configs:
+        assert f"- {config.name}:" not in text
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_ranked_export_orders_each_problem(populated, tmp_path, fmt):
+    export_dataset("ranked", fmt, tmp_path / "out")
+    table = _load(tmp_path / "out")
+    assert list(table["rank"]) == list(range(1, len(table) + 1))
+    strengths = list(table["strength"])
+    assert strengths == sorted(strengths, reverse=True)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_trajectories_are_root_to_leaf_conversations_with_rewards(populated, tmp_path, fmt):
+    export_dataset("trajectories", fmt, tmp_path / "out")
+    table = _load(tmp_path / "out")
+    assert len(table) == 3  # leaves: step 2, step 3, step 4
+    longest = max(table, key=lambda r: len(r["turns"]))
+    assert [t["step"] for t in longest["turns"]] == [0, 1, 2]
+    assert longest["turns"][1]["prompt"] == "diagnosis after step 0"
+    assert len(longest["anchored_rewards"]) == 3 and len(longest["messages"]) == 6
+
+
+def test_filters_select_devices_and_verdicts(populated, tmp_path):
+    export_dataset("candidates", "jsonl", tmp_path / "a", ExportFilters(devices=("NVIDIA A100",)))
+    export_dataset("candidates", "jsonl", tmp_path / "b", ExportFilters(verdicts=("incorrect",)))
+    a = (tmp_path / "a/data/default.jsonl").read_text().splitlines()
+    b = [json.loads(x) for x in (tmp_path / "b/data/default.jsonl").read_text().splitlines()]
+    assert len(a) == 1 and json.loads(a[0])["device"] == "NVIDIA A100"
+    assert [r["verdict"] for r in b] == ["incorrect"]
+
+
+def test_card_states_counts_sources_and_filters(populated, tmp_path):
+    export_dataset("preferences", "parquet", tmp_path / "out", ExportFilters(min_agreement=0.0))
+    card = (tmp_path / "out/README.md").read_text()
+    assert card.startswith("---\nconfigs:") and "## Counts" in card and '"min_agreement": 0.0' in card
+    assert "## Sources" in card and "measured" in card
+
+
+def test_unknown_kind_is_refused(refinery_home, tmp_path):
+    with pytest.raises(ValueError, match="unknown export kind"):
+        export_dataset("everything", "jsonl", tmp_path)
