@@ -212,7 +212,8 @@ def roof_lines(ceilings: Sequence[Ceilings], ai_range: tuple[float, float], samp
         for precision, peak in sorted(ceiling.flops_per_s.items(), key=lambda kv: kv[1]):
             for x in grid:
                 y = min(peak, bandwidth * x) if bandwidth else peak
-                records.append({"ai": x, "gflops": y / 1e9, "roof": f"{precision} peak{suffix}"})
+                records.append({"ai": x, "gflops": y / 1e9,
+                                "roof": f"{precision} {peak / 1e12:.0f} TFLOP/s{suffix}"})
         if bandwidth and not ceiling.flops_per_s:
             records += [{"ai": x, "gflops": bandwidth * x / 1e9, "roof": f"DRAM{suffix}"} for x in grid]
     return pd.DataFrame.from_records(records, columns=["ai", "gflops", "roof"])

@@ -35,10 +35,13 @@ def _selected(frame: pd.DataFrame, selected: int | None) -> pd.DataFrame:
 def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None, height: int = 300) -> alt.Chart:
     """Speedup per candidate over rounds (log scale), the best so far, 1× marked; a verdict strip below."""
     timed = frame[frame["speedup"].notna() & (frame["speedup"] > 0)]
+    lo = min(1.0, float(timed["speedup"].min())) if not timed.empty else 0.5
+    hi = max(1.0, float(timed["speedup"].max())) if not timed.empty else 2.0
+    y_scale = alt.Scale(type="log", domain=[lo / 1.25, hi * 1.25], nice=False)
     x = alt.X("step:Q", title="round", axis=alt.Axis(tickMinStep=1, format="d"))
     base = alt.Chart(timed)
     points = base.mark_circle(size=110, opacity=0.95, stroke="white", strokeWidth=1.2).encode(
-        x=x, y=alt.Y("speedup:Q", title="speedup vs baseline (×)", scale=alt.Scale(type="log")),
+        x=x, y=alt.Y("speedup:Q", title="speedup vs baseline (×)", scale=y_scale),
         color=verdict_color(frame),
         tooltip=[*_TOOLTIP, alt.Tooltip("speedup:Q", format=".3f", title="speedup")],
     )
@@ -52,11 +55,11 @@ def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None,
     if not highlight.empty:
         layers.append(alt.Chart(highlight).mark_point(size=260, filled=False, strokeWidth=2.5, color="#111827")
                       .encode(x="step:Q", y="speedup:Q"))
-    top = alt.layer(*layers).properties(height=height)
+    top = alt.layer(*layers).properties(height=height, width="container")
     strip = alt.Chart(frame).mark_tick(thickness=3, size=14).encode(
         x=x, y=alt.Y("verdict:N", title=None, sort=list(VERDICT_ORDER), axis=alt.Axis(labels=False, ticks=False)),
         color=verdict_color(frame, legend=False), tooltip=_TOOLTIP,
-    ).properties(height=46, title=alt.TitleParams("every candidate by verdict", fontSize=11, anchor="start"))
+    ).properties(height=46, width="container", title=alt.TitleParams("every candidate by verdict", fontSize=11, anchor="start"))
     return alt.vconcat(top, strip, spacing=8).resolve_scale(x="shared")
 
 
@@ -75,9 +78,15 @@ def roofline_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: int
     y = alt.Y("gflops:Q", title="achieved GFLOP/s", scale=alt.Scale(type="log"))
     layers = []
     if not roofs.empty:
-        layers.append(alt.Chart(roofs).mark_line(strokeWidth=1.6, opacity=0.9).encode(
-            x=x, y=y, strokeDash=alt.StrokeDash("roof:N", legend=alt.Legend(title="roof", orient="right")),
-            color=alt.value("#52606d"), tooltip=[alt.Tooltip("roof:N")]))
+        layers.append(alt.Chart(roofs).mark_line(strokeWidth=1.6, opacity=0.9, color="#52606d").encode(
+            x=x, y=y, detail="roof:N", tooltip=[alt.Tooltip("roof:N")]))
+        ends = roofs.groupby("roof", as_index=False).last()
+        layers.append(alt.Chart(ends).mark_text(align="right", dy=-7, fontSize=11, color="#52606d").encode(
+            x=x, y=y, text="roof:N"))
+        slope = _memory_label(ceilings, roofs)
+        if slope is not None:
+            layers.append(alt.Chart(slope).mark_text(align="left", dx=6, dy=-4, fontSize=11, angle=0,
+                                                     color="#52606d").encode(x=x, y=y, text="roof:N"))
     layers.append(alt.Chart(plotted).mark_circle(size=90, opacity=0.9, stroke="white", strokeWidth=1).encode(
         x=x, y=y, color=verdict_color(plotted),
         tooltip=[alt.Tooltip("candidate_id:Q", title="candidate"), alt.Tooltip("step:Q", title="round"),
@@ -89,7 +98,16 @@ def roofline_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: int
     if not highlight.empty:
         layers.append(alt.Chart(highlight).mark_point(size=320, filled=False, strokeWidth=2.5, color="#111827")
                       .encode(x=x, y=y))
-    return alt.layer(*layers).resolve_scale(color="independent", strokeDash="independent").properties(height=height)
+    return alt.layer(*layers).properties(height=height)
+
+
+def _memory_label(ceilings: list[Ceilings], roofs: pd.DataFrame) -> pd.DataFrame | None:
+    """Where to write the DRAM roof's bandwidth: a third of the way up its slope."""
+    bandwidth = next((c.bandwidth_bytes_per_s for c in ceilings if c.bandwidth_bytes_per_s), None)
+    if bandwidth is None or roofs.empty:
+        return None
+    ai = float(roofs["ai"].min()) * 3
+    return pd.DataFrame([{"ai": ai, "gflops": bandwidth * ai / 1e9, "roof": f"DRAM {bandwidth / 1e12:.2f} TB/s"}])
 
 
 def bandwidth_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: int | None,

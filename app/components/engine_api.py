@@ -26,12 +26,19 @@ def runs_module() -> ModuleType:
                                 "Starting and steering runs needs it; browsing stored runs does not.") from exc
 
 
+def driver_present() -> bool:
+    """Whether an NVIDIA driver is installed at all: instant, unlike importing torch to ask CUDA."""
+    return shutil.which("nvidia-smi") is not None or any(Path("/dev").glob("nvidia[0-9]*"))
+
+
 def gpu_available() -> bool:
-    """Asks the engine; without one, a machine with no `nvidia-smi` is taken to have no GPU."""
+    """No driver means no GPU, said at once; otherwise the engine asks CUDA (which takes seconds)."""
+    if not driver_present():
+        return False
     try:
         return bool(runs_module().gpu_available())
     except EngineUnavailable:
-        return shutil.which("nvidia-smi") is not None
+        return True
 
 
 def run_folder(run: RunSummary) -> Path:

@@ -18,7 +18,7 @@ from engine.problems import Problem
 
 STRATEGIES = {"iterative": "Iterative (one child of the best so far)", "best-of-n": "Best of N (N samples a round)",
               "beam": "Beam (keep the best N, widen each)", "mcts": "MCTS (progressive widening, pruning)"}
-DEVICES = {"auto": "Auto (a GPU if there is one)", "cuda": "GPU (CUDA)", "cpu": "CPU only"}
+DEVICES = {"auto": "Auto (a GPU if there is one)", "gpu": "GPU (CUDA)", "cpu": "CPU only"}
 
 
 @dataclass(frozen=True)

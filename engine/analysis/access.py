@@ -21,6 +21,7 @@ BANKS = 32
 BANK_BYTES = 4
 DEFAULT_SCALAR = 4096  # an unknown size parameter: large, so strides it sets are as large as real ones
 BLOCK_INDEX = (1, 1, 0)
+LOAD_INTRINSICS = ("__ldg", "__ldcg", "__ldcs", "__ldca", "__ldlu", "__ldcv")
 ATOMICS = ("atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicExch", "atomicCAS", "atomicAnd",
            "atomicOr", "atomicXor", "atomicInc", "atomicDec", "atomicAdd_block", "atomicAdd_system")
 
@@ -109,7 +110,7 @@ def _kind(node: Node) -> str | None:
     if parent.type == "pointer_expression" and text(parent.child_by_field_name("operator")) == "&":
         call = enclosing(parent, ("call_expression",))
         name = call_name(call) if call is not None else ""
-        if name.startswith("__ldg") or name.startswith("__ldcs") or name.startswith("__ldcg"):
+        if name.startswith(LOAD_INTRINSICS):
             return "load"
         if name in ATOMICS or name.startswith("atomic"):
             return "atomic"
@@ -179,7 +180,42 @@ class AccessCollector:
                 continue
             if current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "*":
                 self.dereference(current, env, ctx)
+            elif current.type == "call_expression":
+                self.pointer_call(current, env, ctx)
             stack.extend(reversed(current.children))
+
+    def pointer_call(self, node: Node, env: Env, ctx: Context) -> None:
+        """`__ldg(p + i)` and `atomicAdd(p + i, v)`: accesses through a pointer argument, not a subscript."""
+        name = call_name(node)
+        if name.startswith(LOAD_INTRINSICS):
+            kind = "load"
+        elif name in ATOMICS or name.startswith("atomic"):
+            kind = "atomic"
+        else:
+            return
+        args = node.child_by_field_name("arguments")
+        first = next((c for c in args.children if c.is_named), None) if args is not None else None
+        if first is None or (first.type == "pointer_expression" and first.child_by_field_name("argument").type
+                             == "subscript_expression"):
+            return  # `&a[i]`: recorded by the subscript itself
+        try:
+            target = self.ev.pointer(first, env)
+        except Unknown as exc:
+            return self._unknown_pointer(node, first, env, kind, ctx, str(exc))
+        if target is not None and target.space in ("global", "shared") and not target.dims:
+            self.record(node, target, kind, ctx, target.offset, "")
+
+    def _unknown_pointer(self, node: Node, first: Node, env: Env, kind: str, ctx: Context, reason: str) -> None:
+        root = first
+        while root.type in ("binary_expression", "parenthesized_expression", "cast_expression"):
+            named = [c for c in root.children if c.is_named]
+            root = root.child_by_field_name("left") or root.child_by_field_name("value") or named[0]
+        try:
+            base = self.ev.pointer(root, env)
+        except Unknown:
+            base = None
+        if base is not None and base.space in ("global", "shared"):
+            self.record(node, base, kind, ctx, None, reason)
 
     def subscript(self, node: Node, env: Env, ctx: Context) -> None:
         root = node

@@ -35,6 +35,25 @@ class LaunchSite:
     origin: str = "launch-site"  # launch-site | cupy-launch
     in_loop: bool = False
     line: int = 0
+    branch: tuple[tuple[int, int], ...] = ()  # (if-statement id, arm) pairs the site sits under
+
+
+def exclusive(a: LaunchSite, b: LaunchSite) -> bool:
+    """True when the two sites sit in different arms of one if/else: one call runs only one of them."""
+    arms = dict(a.branch)
+    return any(key in arms and arms[key] != arm for key, arm in b.branch)
+
+
+def launches_per_call(sites: list[LaunchSite]) -> int:
+    """Launch sites one call can run together (the largest set with no two in exclusive branches)."""
+    if len(sites) > 12:
+        return len(sites)
+    best = 0
+    for mask in range(1 << len(sites)):
+        chosen = [s for i, s in enumerate(sites) if mask >> i & 1]
+        if len(chosen) > best and not any(exclusive(x, y) for i, x in enumerate(chosen) for y in chosen[i + 1:]):
+            best = len(chosen)
+    return best
 
 
 @dataclass(frozen=True)
@@ -129,7 +148,19 @@ def _cuda_site(call: Node, env: Env, ctx: Context, ev: Evaluator, kernels: dict[
     return LaunchSite(kernel=name, grid=dims(config[0] if config else None),
                       block=dims(config[1] if len(config) > 1 else None), dynamic_smem=smem,
                       template_args=template_args, scalar_args=scalar_args, origin="launch-site",
-                      in_loop=ctx.loop_depth > 0, line=call.start_point[0] + 1)
+                      in_loop=ctx.loop_depth > 0, line=call.start_point[0] + 1, branch=_cuda_branch(call))
+
+
+def _cuda_branch(node: Node) -> tuple[tuple[int, int], ...]:
+    arms = []
+    child, parent = node, node.parent
+    while parent is not None:
+        if parent.type == "if_statement":
+            arm = 0 if parent.child_by_field_name("consequence") == child else 1
+            if parent.child_by_field_name("condition") != child:
+                arms.append((parent.start_byte, arm))
+        child, parent = parent, parent.parent
+    return tuple(arms)
 
 
 # -- Python (CuPy) launches -----------------------------------------------------------------------
@@ -222,8 +253,11 @@ def _local_names(function: ast.FunctionDef, constants: dict[str, object]) -> dic
     return names
 
 
-def python_launch_sites(source: str) -> list[LaunchSite]:
-    """CuPy launches `k(grid, block, args, shared_mem=...)` of RawKernel / RawModule functions."""
+def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = frozenset()) -> list[LaunchSite]:
+    """CuPy launches `k(grid, block, args, shared_mem=...)` of RawKernel / RawModule functions.
+
+    Also `helper("name")(grid, block, args)`, a lookup function called with a kernel's name.
+    """
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -231,6 +265,7 @@ def python_launch_sites(source: str) -> list[LaunchSite]:
     constants = _module_constants(tree)
     bindings = _kernel_bindings(tree)
     sites: list[LaunchSite] = []
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     scopes = [(f, _local_names(f, constants)) for f in functions] + [(tree, constants)]
     seen: set[int] = set()
@@ -243,6 +278,9 @@ def python_launch_sites(source: str) -> list[LaunchSite]:
             kernel = bindings.get(callee)
             if kernel is None and isinstance(node.func, ast.Call):
                 kernel = _kernel_name_of(node.func)
+                inner = node.func.args[0] if node.func.args else None
+                if kernel is None and isinstance(inner, ast.Constant) and inner.value in kernel_names:
+                    kernel = str(inner.value)
             if kernel is None:
                 continue
             seen.add(id(node))
@@ -258,8 +296,24 @@ def python_launch_sites(source: str) -> list[LaunchSite]:
                 grid=_py_dims(evaluator, arguments["grid"]),
                 dynamic_smem=int(_py_value(evaluator, arguments["shared_mem"]) or 0),
                 scalar_args=_py_scalars(evaluator, arguments["args"]), origin="cupy-launch",
-                in_loop=id(node) in loops, line=node.lineno))
+                in_loop=id(node) in loops, line=node.lineno, branch=_py_branch(node, parents)))
     return sorted(sites, key=lambda s: s.line)
+
+
+def _py_branch(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[tuple[int, int], ...]:
+    arms = []
+    child = node
+    while id(child) in parents:
+        parent = parents[id(child)]
+        if isinstance(parent, ast.If | ast.IfExp):
+            body = parent.body if isinstance(parent.body, list) else [parent.body]
+            orelse = parent.orelse if isinstance(parent.orelse, list) else [parent.orelse]
+            if any(child is b for b in body):
+                arms.append((id(parent), 0))
+            elif any(child is b for b in orelse):
+                arms.append((id(parent), 1))
+        child = parent
+    return tuple(arms)
 
 
 def _py_value(evaluator: _PyEval, node: ast.AST | None):

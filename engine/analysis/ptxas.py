@@ -66,6 +66,8 @@ def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
             if smem is None and (alt := _SMEM_ANYWHERE.search(line)):
                 smem = alt.group(1)
             entry["smem_bytes"] = int(smem or 0)
+            if cumulative := _CUMULATIVE.search(line):
+                entry["cumulative_stack_bytes"] = int(cumulative.group(1))
         elif match := _CUMULATIVE.search(line):
             found[current]["cumulative_stack_bytes"] = int(match.group(1))
     return {name: KernelResources(**fields) for name, fields in found.items()}

@@ -52,6 +52,7 @@ class RooflinePoint:
 class Classification:
     bottleneck: Bottleneck
     reason: str
+    measured: bool = True  # False: from the analytical model alone, with no timing of the candidate
 
 
 def precision_for(dtype: str, uses_tensor_cores: bool = False, uses_wgmma: bool = False,
@@ -110,11 +111,12 @@ def classify(point: RooflinePoint | None = None, *, seconds_per_launch: float | 
         return Classification(Bottleneck.LATENCY, detail + ": neither DRAM nor the math pipes are the limit")
     # static only: where the analytical intensity falls against the ridge, unless the grid cannot fill the GPU
     if grid_blocks is not None and sms and grid_blocks < sms:
-        return Classification(Bottleneck.LATENCY, f"grid of {grid_blocks} blocks for {sms} SMs (static estimate)")
+        return Classification(Bottleneck.LATENCY, f"grid of {grid_blocks} blocks for {sms} SMs (static estimate)",
+                              False)
     if arithmetic_intensity is not None and ridge:
         if arithmetic_intensity < ridge:
             return Classification(Bottleneck.MEMORY, f"intensity {arithmetic_intensity:.2g} FLOP/B below the ridge "
-                                                     f"{ridge:.3g} (static estimate)")
+                                                     f"{ridge:.3g} (static estimate)", False)
         return Classification(Bottleneck.COMPUTE, f"intensity {arithmetic_intensity:.3g} FLOP/B above the ridge "
-                                                  f"{ridge:.3g} (static estimate)")
-    return Classification(Bottleneck.MEMORY, "no timing or model: memory-bound assumed (most kernels are)")
+                                                  f"{ridge:.3g} (static estimate)", False)
+    return Classification(Bottleneck.MEMORY, "no timing or model: memory-bound assumed (most kernels are)", False)

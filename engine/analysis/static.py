@@ -17,7 +17,14 @@ from pathlib import Path
 
 from engine.analysis import cuda_ast
 from engine.analysis.access import estimate_accesses
-from engine.analysis.launch import LaunchConfig, LaunchSite, cuda_launch_sites, launch_for, python_launch_sites
+from engine.analysis.launch import (
+    LaunchConfig,
+    LaunchSite,
+    cuda_launch_sites,
+    launch_for,
+    launches_per_call,
+    python_launch_sites,
+)
 from engine.analysis.occupancy import REPORTED_ARCHS, arch_limits, theoretical_occupancy
 from engine.analysis.ptxas import KernelResources, demangle_kernel_name, parse_ptxas_log
 from engine.analysis.record import KernelReport, StaticReport, build_features
@@ -84,6 +91,9 @@ def _is_torch_compute(call: ast.Call) -> bool:
     last = name.rsplit(".", 1)[-1]
     if last in _FREE_TORCH_CALLS or name.startswith(("cp.", "cupy.")):
         return False
+    if name.startswith(("torch.cuda.", "torch.backends.", "torch.utils.", "torch.device", "torch.Size",
+                        "torch.manual_seed", "torch.no_grad", "torch.get_", "torch.is_", "torch.set_")):
+        return False
     if name.startswith(("torch.", "F.", "nn.functional.", "torch.nn.functional.")):
         return True
     return isinstance(call.func, ast.Attribute) and last in _TORCH_COMPUTE_METHODS
@@ -100,6 +110,12 @@ def torch_ops_in_forward(source: str) -> int:
         for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"):
             count += sum(1 for n in ast.walk(fn) if isinstance(n, ast.Call) and _is_torch_compute(n))
     return count
+
+
+def _kernel_names(sources: list[str]) -> set[str]:
+    if not cuda_ast.parser_available():
+        return set()
+    return {k.name for s in sources for k in cuda_ast.kernels(cuda_ast.parse(s).root_node)}
 
 
 def _host_scalars(problem, params: dict) -> dict[str, int | float]:
@@ -183,7 +199,7 @@ def analyse_candidate(problem, source: str, language: str, config=None, *, arch:
     if language == "python":
         extracted = cuda_sources_from_python(source)
         sources, notes = list(extracted.sources), list(extracted.notes)
-        py_sites = python_launch_sites(source)
+        py_sites = python_launch_sites(source, _kernel_names(sources))
         torch_ops = torch_ops_in_forward(source)
     else:
         sources = [source]
@@ -192,12 +208,13 @@ def analyse_candidate(problem, source: str, language: str, config=None, *, arch:
         units = list(pool.map(lambda s: _compile(s, arch, cache_dir), sources))
     host = _host_scalars(problem, params)
     kernels: list[KernelReport] = []
-    launch_sites = len(py_sites)
+    all_sites = list(py_sites)
     for unit in units:
         notes.extend(unit.notes)
         reports, sites = _analyse_unit(unit, py_sites, host, params, arch, archs, block, elem_bytes, notes)
         kernels.extend(reports)
-        launch_sites += len(sites)
+        all_sites += sites
+    launch_sites = launches_per_call(all_sites)
     features = build_features(kernels, arch, launch_sites, torch_ops, _ai(flops, min_bytes))
     ok = bool(units) and all(u.ok for u in units)
     return StaticReport(ok=ok, language=language, arch=arch, kernels=kernels, features=features,

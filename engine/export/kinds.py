@@ -6,6 +6,8 @@ import json
 from collections.abc import Iterator
 from functools import cache
 
+import orjson
+
 from db import export_queries, runs_repo
 from db.labels import load_evidence
 from engine.export.filters import ExportFilters
@@ -42,7 +44,8 @@ def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
             "device": row["eval_device"], "reward": row["eval_reward"],
             "reward_components": reward_struct(row["eval_reward_components"]),
             "flagged": bool(row["eval_flagged"]), "recorded": bool(row["eval_recorded"]),
-            "features_json": json.dumps(features, sort_keys=True), "created_at": row["created_at"].isoformat(),
+            "features_json": orjson.dumps(features, option=orjson.OPT_SORT_KEYS).decode(),
+            "created_at": row["created_at"].isoformat(),
         }
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -25,9 +25,9 @@ def _batches(rows: Iterable[dict], size: int) -> Iterator[list[dict]]:
 
 def write_jsonl(rows: Iterable[dict], path: Path, progress=None) -> int:
     count = 0
-    with path.open("w", encoding="utf-8") as out:
+    with path.open("wb") as out:
         for batch in _batches(rows, BATCH_ROWS):
-            out.write("".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in batch))
+            out.write(b"".join(orjson.dumps(row, default=str) + b"\n" for row in batch))
             count += len(batch)
             if progress:
                 progress(count)

@@ -74,9 +74,15 @@ def run_tools(diagnostics: Diagnostics, names: Iterable[str] | None = None,
               bottleneck: Bottleneck | None | str = "auto") -> list[Finding]:
     """Run the tools the candidate's bottleneck class selects; return their findings ranked.
 
-    `bottleneck="auto"` uses `diagnostics.bottleneck`; pass None to run every tool.
+    `bottleneck="auto"` uses `diagnostics.bottleneck` when it was measured (a class from the
+    analytical model alone is too weak to silence tools: a naive GEMM is "compute-bound" on paper
+    and starved by uncoalesced loads in fact), and runs every tool otherwise; None runs every tool.
     """
-    selected_class = diagnostics.bottleneck if bottleneck == "auto" else bottleneck
+    if bottleneck == "auto":
+        measured = diagnostics.classification is not None and diagnostics.classification.measured
+        selected_class = diagnostics.bottleneck if measured else None
+    else:
+        selected_class = bottleneck
     findings: list[Finding] = []
     for entry in select_tools(selected_class, names):
         try:

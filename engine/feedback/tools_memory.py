@@ -12,7 +12,7 @@ UNCOALESCED_EXCESS = 2.0  # sectors per request over the ideal before it is wort
 BANK_CONFLICT_WAYS = 2.0
 
 
-@tool("coalescing", serves=(B.MEMORY, B.LATENCY))
+@tool("coalescing", serves=(B.MEMORY, B.LATENCY, B.COMPUTE))
 def coalescing(d: Diagnostics) -> list[Finding]:
     """Global accesses that touch more 32-byte sectors per warp request than their width needs."""
     findings = []
@@ -125,7 +125,8 @@ def fusion(d: Diagnostics) -> list[Finding]:
     """Several kernels (or torch ops) per call: intermediates make a round trip through DRAM."""
     if d.static is None:
         return []
-    launches = int(d.feature("launches_per_call"))
+    # the same kernel launched repeatedly (time steps, ping-pong buffers) is iteration, not a producer/consumer chain
+    launches = min(int(d.feature("launches_per_call")), int(d.feature("kernels")))
     torch_ops = int(d.feature("torch_ops_in_forward"))
     steps = launches + torch_ops
     if steps < 2:
@@ -142,7 +143,7 @@ def fusion(d: Diagnostics) -> list[Finding]:
             return []
     parts = []
     if launches:
-        parts.append(f"{launches} kernel launches")
+        parts.append(f"{launches} kernel launch{'es' if launches > 1 else ''}")
     if torch_ops:
         parts.append(f"{torch_ops} torch op{'s' if torch_ops > 1 else ''}")
     return [Finding(

@@ -102,7 +102,8 @@ class CHarness:
 
     def host_values(self, spec: ConfigSpec, seed: int) -> dict:
         module = c_inputs()
-        specs = [module.ArgSpec(a.name, a.base_type, a.is_array, a.intent, a.size, a.value, a.init) for a in spec.c_args]
+        specs = [module.ArgSpec(a.name, a.base_type, a.is_array, a.intent, a.size, a.value, a.init)
+                 for a in spec.c_args]
         try:
             return module.make_inputs(specs, spec.params, seed, self.inputs_path)
         except Exception as exc:  # noqa: BLE001 - the problem's input rules failed: its fault, said so

@@ -42,10 +42,7 @@ def upcast(values: list) -> list:
 
 
 def same_inputs(a: list, b: list) -> bool:
-    for x, y in zip(a, b, strict=True):
-        if isinstance(x, torch.Tensor) and not same_values(x, y):
-            return False
-    return True
+    return all(same_values(x, y) for x, y in zip(a, b, strict=True) if isinstance(x, torch.Tensor))
 
 
 def detach(outputs):
@@ -204,8 +201,9 @@ class PytorchHarness:
         share = sum(k.share for k in own)
         if not own:
             names = ", ".join(self.job.own_kernels) or "none found in the source"
+            ran = ", ".join(k.name for k in self.state.kernels[:3]) or "nothing"
             self.findings.failed("kernel-coverage", f"none of the candidate's own kernels ({names}) ran; GPU work "
-                                                    f"came from {', '.join(k.name for k in self.state.kernels[:3]) or 'nothing'}")
+                                                    f"came from {ran}")
         elif not self.job.allowed_torch_ops and share < MIN_OWN_SHARE:
             self.findings.failed("kernel-coverage", f"the candidate's own kernels are {share:.0%} of its GPU time "
                                                     f"(at least {MIN_OWN_SHARE:.0%} required)")

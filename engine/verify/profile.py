@@ -21,7 +21,17 @@ MARKER = "refinery::call"
 
 # Ops that allocate, reshape or view: never "the computation", so never blocked, and what runs
 # inside them (a clone under .contiguous()) is not counted as the candidate's own call.
-TRIVIAL_OPS = frozenset(f"aten::{n}" for n in ["empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones", "new_full", "view", "view_as", "reshape", "_reshape_alias", "_unsafe_view", "contiguous", "as_strided", "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "permute", "transpose", "t", "select", "slice", "narrow", "split", "chunk", "unbind", "detach", "detach_", "alias", "lift_fresh", "to", "_to_copy", "resize_", "size", "stride", "numel", "dim", "is_contiguous", "item", "_local_scalar_dense", "set_", "zero_", "fill_", "result_type", "lift", "lift_fresh_copy", "resolve_conj", "resolve_neg", "_has_compatible_shallow_copy_type", "record_stream", "is_nonzero"])
+_TRIVIAL_NAMES = (
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "ones",
+    "ones_like", "full", "full_like", "new_zeros", "new_ones", "new_full", "view", "view_as", "reshape",
+    "_reshape_alias", "_unsafe_view", "contiguous", "as_strided", "expand", "expand_as", "unsqueeze", "squeeze",
+    "flatten", "unflatten", "permute", "transpose", "t", "select", "slice", "narrow", "split", "chunk", "unbind",
+    "detach", "detach_", "alias", "lift_fresh", "to", "_to_copy", "resize_", "size", "stride", "numel", "dim",
+    "is_contiguous", "item", "_local_scalar_dense", "set_", "zero_", "fill_", "result_type", "lift",
+    "lift_fresh_copy", "resolve_conj", "resolve_neg", "_has_compatible_shallow_copy_type", "record_stream",
+    "is_nonzero",
+)
+TRIVIAL_OPS = frozenset(f"aten::{n}" for n in _TRIVIAL_NAMES)
 
 
 @dataclass

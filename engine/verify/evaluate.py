@@ -1,0 +1,231 @@
+"""The verification API: candidate source → one `EvaluationResult` with its verdict and evidence.
+
+`evaluate` runs one candidate; `evaluate_many` builds many in parallel on the CPU cores and feeds the
+GPU workers as builds finish, so compiling the next candidates overlaps timing the current one.
+Order of judgement: static rules → build → (no GPU and it needs one: `needs_gpu`) → worker job
+(correctness, runtime integrity checks, timing) → an implausible speedup is re-measured in a fresh
+worker and flagged for review.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.build.candidate import CandidateBuild, build_candidate, language_of
+from engine.build.parallel import BuildRequest, build_executor, submit_build
+from engine.problems.model import Problem
+from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool
+from engine.verify.prepare import TimingOptions, make_job
+from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
+from engine.verify.static_rules import check_static
+
+LOG_CHARS = 30000
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How thoroughly to verify; the defaults are the product's (settings fill in the timing policy)."""
+
+    trials: int = 2  # correctness trials per configuration, each with a fresh seed
+    timing: bool = True
+    timing_config: str | None = None
+    baseline: str = "eager"  # eager | compile | both (PyTorch problems)
+    timing_policy: TimingOptions | None = None  # None: from the settings
+    timeout_s: float | None = None  # None: settings.worker_timeout_s
+    static_checks: bool = True
+    runtime_checks: bool = True
+    recheck_suspicious: bool = True
+    suspicious_speedup: float | None = None  # None: settings.suspicious_speedup
+
+
+@dataclass
+class Verifier:
+    """A pool plus the settings it was made with; reuse one for many candidates (workers stay warm)."""
+
+    pool: WorkerPool | None = None
+    options: VerifyOptions = field(default_factory=VerifyOptions)
+    settings: object = None
+
+    def __post_init__(self) -> None:
+        if self.settings is None:
+            from engine.settings import get_settings
+
+            self.settings = get_settings()
+        self._own_pool = self.pool is None
+
+    def ensure_pool(self) -> WorkerPool:
+        if self.pool is None:
+            self.pool = WorkerPool(config=PoolConfig.from_settings(self.settings))
+        return self.pool
+
+    def close(self) -> None:
+        if self._own_pool and self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+    def __enter__(self) -> Verifier:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- the steps --------------------------------------------------------------------------------
+
+    def static(self, problem: Problem, source: str, language: str) -> list[IntegrityFinding]:
+        return check_static(source, language, problem.dtype) if self.options.static_checks else []
+
+    def build(self, problem: Problem, source: str, language: str) -> CandidateBuild:
+        gpu = self.ensure_pool().gpu
+        return build_candidate(problem, source, language, arch=self.settings.gpu_arch,
+                               cache_dir=self.settings.cache_dir / "build", prebuild_inline=gpu, with_baseline=gpu)
+
+    def early_verdict(self, problem: Problem, source: str, language: str, static: list[IntegrityFinding],
+                      build: CandidateBuild | None) -> EvaluationResult | None:
+        """A verdict reached without running the candidate (static violation, compile error, needs a GPU)."""
+        failed = [f for f in static if not f.passed]
+        if failed:
+            return EvaluationResult(Verdict.INTEGRITY_VIOLATION, f"static rule {failed[0].check!r}: {failed[0].detail}",
+                                    integrity=failed, log="\n".join(f"{f.check}: {f.detail}" for f in failed))
+        if build is None:
+            return None
+        if not build.ok:
+            return EvaluationResult(Verdict.COMPILE_ERROR, f"does not compile: {build.error}",
+                                    log=build.log[-LOG_CHARS:], build_seconds=build.seconds, notes=list(build.notes))
+        if build.needs_gpu and not self.ensure_pool().gpu:
+            kernels = ", ".join(build.kernel_names) or "no kernels found"
+            return EvaluationResult(Verdict.NEEDS_GPU, f"compiled ({len(build.cubins)} cubin(s): {kernels}) and "
+                                    "statically checked; running it needs a GPU", log=build.log[-LOG_CHARS:],
+                                    build_seconds=build.seconds, notes=list(build.notes), device="cpu")
+        return None
+
+    def job_for(self, problem: Problem, build: CandidateBuild, source: str):
+        options, settings = self.options, self.settings
+        device = "cuda" if self.ensure_pool().gpu else "cpu"
+        policy = options.timing_policy or TimingOptions.from_settings(settings)
+        timeout = options.timeout_s or settings.worker_timeout_s
+        cpu_budget = timeout * max(2, os.cpu_count() or 1) + 60
+        return make_job(problem, build, source, device, cache_dir=settings.cache_dir, trials=options.trials,
+                        timing=policy if options.timing else None, timing_config=options.timing_config,
+                        baseline=options.baseline, cpu_seconds=cpu_budget, arch=settings.gpu_arch,
+                        checks=options.runtime_checks)
+
+    def finish(self, outcome: JobOutcome, build: CandidateBuild, static: list[IntegrityFinding]) -> EvaluationResult:
+        """Map a job outcome to the result record, with the logs a user needs."""
+        timeout = self.options.timeout_s or self.settings.worker_timeout_s
+        if outcome.status == "ok" and outcome.result is not None:
+            result = outcome.result
+        elif outcome.status == "timeout":
+            result = EvaluationResult(Verdict.TIMEOUT, f"no result within {timeout:.0f} s: the worker was killed "
+                                                       "and replaced")
+        elif outcome.status == "crashed":
+            result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the worker died while running the candidate "
+                                                             f"({outcome.detail}); it was replaced")
+        else:
+            result = EvaluationResult(Verdict.RUNTIME_ERROR, f"no worker could start: {outcome.detail}")
+        passed = [IntegrityFinding("static-rules", True, "no static rule fired")] if self.options.static_checks else []
+        result.integrity = passed + [f for f in static if not f.passed] + result.integrity
+        result.build_seconds = build.seconds
+        result.notes = list(build.notes) + list(result.notes)
+        parts = [result.log, outcome.log.strip()]
+        if build.log and result.verdict in (Verdict.COMPILE_ERROR, Verdict.LOAD_ERROR):
+            parts.insert(0, build.log)
+        result.log = "\n".join(p for p in parts if p)[-LOG_CHARS:]
+        if result.device in (None, "cuda"):
+            result.device = self.device_name()
+        return result
+
+    def device_name(self) -> str:
+        info = self.ensure_pool().info
+        return info.device or "cpu"
+
+    def recheck(self, problem: Problem, build: CandidateBuild, source: str, static: list[IntegrityFinding],
+                result: EvaluationResult) -> EvaluationResult:
+        """Re-measure an implausible speedup in a fresh worker with new seeds; flag it either way."""
+        threshold = self.options.suspicious_speedup or self.settings.suspicious_speedup
+        if not (self.options.recheck_suspicious and result.speedup and result.speedup > threshold):
+            return result
+        outcome = self.ensure_pool().run(self.job_for(problem, build, source), self.options.timeout_s, fresh=True)
+        again = self.finish(outcome, build, static)
+        first = result.speedup
+        if again.verdict == Verdict.CORRECT and again.speedup:
+            again.flagged = True
+            again.flag_reason = (f"speedup {first:.1f}× is over {threshold:g}×: re-measured in a fresh worker with new "
+                                 f"inputs: {again.speedup:.1f}×; review before trusting it")
+            return again
+        again.flagged = True
+        again.flag_reason = (f"speedup {first:.1f}× did not reproduce in a fresh worker "
+                             f"({again.verdict}: {again.message})")
+        return again
+
+    def evaluate(self, problem: Problem, source: str, language: str | None = None) -> EvaluationResult:
+        language = language or ("python" if problem.kind == "pytorch" else "cuda")
+        static = self.static(problem, source, language)
+        early = self.early_verdict(problem, source, language, static, None)
+        if early is not None:
+            return early
+        build = self.build(problem, source, language)
+        return self.run_built(problem, source, static, build)
+
+    def run_built(self, problem: Problem, source: str, static: list[IntegrityFinding],
+                  build: CandidateBuild) -> EvaluationResult:
+        early = self.early_verdict(problem, source, build.language, static, build)
+        if early is not None:
+            return early
+        job = self.job_for(problem, build, source)
+        try:
+            outcome = self.ensure_pool().run(job, self.options.timeout_s)
+        finally:
+            shutil.rmtree(Path(job.scratch_dir), ignore_errors=True)
+        result = self.finish(outcome, build, static)
+        return self.recheck(problem, build, source, static, result)
+
+    def _run_when_built(self, problem: Problem, source: str, static: list[IntegrityFinding],
+                        build: Future) -> EvaluationResult:
+        return self.run_built(problem, source, static, build.result())
+
+    def evaluate_many(self, problem: Problem, candidates: Sequence[tuple[str, str]]) -> list[EvaluationResult]:
+        """(source, language) pairs → results in the same order; builds overlap the workers' jobs."""
+        pool = self.ensure_pool()
+        gpu = pool.gpu
+        statics = [self.static(problem, s, lang) for s, lang in candidates]
+        results: list[EvaluationResult | None] = [None] * len(candidates)
+        builds: dict[int, Future] = {}
+        options = {"arch": self.settings.gpu_arch, "cache_dir": self.settings.cache_dir / "build",
+                   "prebuild_inline": gpu, "with_baseline": gpu}
+        with build_executor() as executor:
+            for i, (source, language) in enumerate(candidates):
+                early = self.early_verdict(problem, source, language, statics[i], None)
+                if early is not None:
+                    results[i] = early
+                else:
+                    builds[i] = submit_build(executor, BuildRequest(problem, source, language), **options)
+            with ThreadPoolExecutor(max_workers=pool.size, thread_name_prefix="evaluate") as runner:
+                runs = {i: runner.submit(self._run_when_built, problem, candidates[i][0], statics[i], future)
+                        for i, future in builds.items()}
+                for i, run in runs.items():
+                    results[i] = run.result()
+        return [r for r in results if r is not None]
+
+
+def evaluate(problem: Problem, source: str, language: str | None = None, *, pool: WorkerPool | None = None,
+             options: VerifyOptions | None = None) -> EvaluationResult:
+    """Verify one candidate. Pass a long-lived `pool` when verifying many (workers stay warm)."""
+    with Verifier(pool=pool, options=options or VerifyOptions()) as verifier:
+        return verifier.evaluate(problem, source, language)
+
+
+def evaluate_file(problem: Problem, path: Path, *, pool: WorkerPool | None = None,
+                  options: VerifyOptions | None = None) -> EvaluationResult:
+    return evaluate(problem, Path(path).read_text(), language_of(path), pool=pool, options=options)
+
+
+def evaluate_many(problem: Problem, candidates: Sequence[tuple[str, str]], *, pool: WorkerPool | None = None,
+                  options: VerifyOptions | None = None) -> list[EvaluationResult]:
+    """Verify many candidates of one problem; compiles run in parallel while workers run jobs."""
+    with Verifier(pool=pool, options=options or VerifyOptions()) as verifier:
+        return verifier.evaluate_many(problem, candidates)

@@ -1,0 +1,124 @@
+"""Parent side: a problem, a built candidate and the options → the self-contained `Job` a worker runs.
+
+Everything that needs the problem library or the settings is decided here: fresh seeds (from
+os.urandom, recorded, never known to the candidate), evaluated C argument sizes, tolerances, the
+timed configuration and baselines, the names of the candidate's own kernels.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.build.candidate import CandidateBuild, build_candidate
+from engine.build.inline import torch_arch_list
+from engine.problems.c_inputs import arg_specs
+from engine.problems.model import Config, Problem
+from engine.verify.jobs import CArgSpec, ConfigSpec, Job, TimingSpec
+
+CPU_TIMING_MAX_BYTES = 64 * 2**20  # on a CPU, time the largest configuration up to this many bytes
+
+
+@dataclass(frozen=True)
+class TimingOptions:
+    min_trials: int = 30
+    min_seconds: float = 1.0
+    max_trials: int = 1000
+    max_seconds: float = 10.0
+    flush_bytes: int = 256 * 2**20
+
+    @classmethod
+    def from_settings(cls, settings) -> TimingOptions:
+        return cls(settings.timing_min_trials, settings.timing_min_seconds, settings.timing_max_trials)
+
+
+def new_seed() -> int:
+    """63 random bits from the OS: unpredictable to the candidate, valid for torch and numpy."""
+    return int.from_bytes(os.urandom(8), "little") >> 1
+
+
+def timed_config(problem: Problem, device: str, name: str | None = None) -> Config:
+    """The configuration timings are reported on: the largest (on a CPU, the largest that is affordable)."""
+    if name:
+        return problem.config(name)
+    if device == "cuda" or problem.bytes_expr is None:
+        return problem.largest_config
+    affordable = [c for c in problem.configs if (problem.min_bytes(c) or 0) <= CPU_TIMING_MAX_BYTES]
+    return max(affordable, key=lambda c: problem.min_bytes(c) or 0) if affordable else problem.configs[0]
+
+
+def triton_kernel_names(source: str) -> list[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+            and any("jit" in ast.unparse(d) for d in node.decorator_list)]
+
+
+def _c_args(problem: Problem, config: Config) -> list[CArgSpec]:
+    return [CArgSpec(s.name, s.base_type, s.is_array, s.intent, s.size, s.value, s.init)
+            for s in arg_specs(problem, config)]
+
+
+def baselines_for(problem: Problem, build: CandidateBuild, device: str, baseline: str) -> list[str]:
+    """Speed baselines, the one the speedup is against first."""
+    if problem.kind == "pytorch":
+        return ["compile", "eager"] if baseline == "compile" else (["eager", "compile"] if baseline == "both"
+                                                                   else ["eager"])
+    if device == "cuda" and build.flavor == "cuda-library":
+        return (["naive-cuda"] if build.baseline_library else []) + ["c-reference"]
+    return ["c-reference"]
+
+
+def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, *, cache_dir: Path,
+             trials: int = 2, timing: TimingOptions | None = TimingOptions(), timing_config: str | None = None,
+             baseline: str = "eager", cpu_seconds: float = 600.0, arch: str = "sm_90", checks: bool = True,
+             mode: str = "evaluate") -> Job:
+    """The job for one candidate; `timing=None` skips timing."""
+    configs = [ConfigSpec(c.name, c.hidden, dict(c.params), [new_seed() for _ in range(trials)],
+                          _c_args(problem, c) if problem.kind == "c" else []) for c in problem.configs]
+    timing_spec = None
+    if timing is not None:
+        chosen = timed_config(problem, device, timing_config)
+        baselines = baselines_for(problem, build, device, baseline)
+        timing_spec = TimingSpec(chosen.name, new_seed(), timing.min_trials, timing.min_seconds, timing.max_trials,
+                                 timing.max_seconds, timing.flush_bytes, baselines)
+    rtol, atol = problem.tolerance
+    own = list(build.kernel_names) + (triton_kernel_names(source) if build.flavor == "triton" else [])
+    job = Job(kind=problem.kind, device=device, candidate_source=source, candidate_language=build.language,
+              configs=configs, init_seed=new_seed(), dtype=problem.dtype, rtol=rtol, atol=atol, mode=mode,
+              reference_source=problem.reference_source if problem.kind == "pytorch" else "",
+              reference_path=str(problem.reference_path),
+              candidate_library=str(build.library) if build.library else None,
+              reference_library=str(build.reference_library) if build.reference_library else None,
+              baseline_library=str(build.baseline_library) if build.baseline_library else None,
+              entry=problem.entry, inputs_source=problem.inputs_path.read_text() if problem.inputs_path else None,
+              allowed_torch_ops=list(problem.allowed_torch_ops), own_kernels=own, flavor=build.flavor,
+              extensions_dir=str(build.extensions_dir) if build.extensions_dir else None, timing=timing_spec,
+              checks=checks, profile=checks, cache_dir=str(cache_dir), cpu_seconds=cpu_seconds,
+              arch_list=torch_arch_list(arch))
+    job.scratch_dir = str(Path(cache_dir) / "verify" / "jobs" / job.job_id)
+    return job
+
+
+def write_run_once_job(problem: Problem, source: str, language: str, path: Path, *, config: str | None = None,
+                       repeats: int = 5, device: str = "cuda") -> Path:
+    """Build the candidate and write the JSON that `python -m engine.verify.run_once` takes (ncu wraps it)."""
+    from engine.settings import get_settings
+
+    settings = get_settings()
+    build = build_candidate(problem, source, language, prebuild_inline=device == "cuda")
+    if not build.ok:
+        raise ValueError(f"the candidate does not build: {build.error}")
+    chosen = timed_config(problem, device, config)
+    job = make_job(problem, build, source, device, cache_dir=settings.cache_dir, trials=1, timing=None,
+                   arch=settings.gpu_arch, checks=False, mode="run_once")
+    job.configs = [c for c in job.configs if c.name == chosen.name]
+    job.repeats = repeats
+    job.scratch_dir = str(Path(path).resolve().parent / f"run_once-{job.job_id}")
+    Path(path).write_text(json.dumps(job.to_json(), indent=1))
+    return Path(path)

@@ -1,0 +1,5 @@
+void kernel_scale(int n, float alpha, const float *restrict x, float *restrict y)
+{
+    for (int i = 0; i < n; i++)
+        y[i] = alpha * x[i] + 1.0f;
+}

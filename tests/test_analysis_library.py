@@ -1,0 +1,67 @@
+"""Library-wide: every shipped CUDA implementation analyses, and the coalescing diagnosis separates
+each problem's naive implementation from its coalesced one."""
+
+from __future__ import annotations
+
+import functools
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from engine.analysis import analyse_candidate
+from engine.feedback import build_diagnostics, run_tools
+from engine.problems import scan_all
+from tests.analysis_support import cache_dir
+
+
+@functools.cache
+def library_reports() -> dict[tuple[str, str], object]:
+    """(slug, implementation) → StaticReport for every CUDA implementation, built two at a time."""
+    jobs = [(p, impl) for p in scan_all().problems for impl in p.implementations if impl.device == "cuda"]
+
+    def analyse(job):
+        problem, impl = job
+        return (problem.slug, impl.name), analyse_candidate(problem, impl.source, impl.language, arch="sm_90",
+                                                            cache_dir=cache_dir())
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(analyse, jobs))
+
+
+def _pairs():
+    for problem in scan_all().problems:
+        names = {i.name: i for i in problem.implementations if i.device == "cuda"}
+        coalesced = [i for i in names.values() if i.strategy == "coalesced"]
+        if "naive" in names and coalesced:
+            yield problem, names["naive"], coalesced[0]
+
+
+def test_every_shipped_cuda_implementation_compiles_and_analyses():
+    reports = library_reports()
+    if not reports:
+        pytest.skip("no CUDA implementations in the library yet")
+    failures = {key: report.notes for key, report in reports.items() if not report.ok or not report.kernels}
+    assert not failures
+
+
+def test_every_shipped_kernel_gets_a_block_size_from_its_own_launch():
+    assumed = {key: [k.name for k in r.kernels if k.launch.origin == "assumed"] for key, r in library_reports().items()}
+    assert not {key: names for key, names in assumed.items() if names}
+
+
+def test_every_shipped_kernel_has_an_occupancy_for_the_target_arch():
+    missing = [key for key, r in library_reports().items() for k in r.kernels if "sm_90" not in k.occupancy]
+    assert not missing
+
+
+@pytest.mark.parametrize("pair", list(_pairs()), ids=lambda p: p[0].slug)
+def test_naive_gets_the_coalescing_finding_and_coalesced_does_not(pair):
+    problem, naive, coalesced = pair
+    reports = library_reports()
+
+    def finds(impl) -> bool:
+        diagnostics = build_diagnostics(reports[(problem.slug, impl.name)], problem=problem)
+        return bool(run_tools(diagnostics, names=["coalescing"], bottleneck=None))
+
+    assert finds(naive), f"{problem.slug}/naive: no coalescing finding"
+    assert not finds(coalesced), f"{problem.slug}/{coalesced.name}: unexpected coalescing finding"

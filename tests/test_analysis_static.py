@@ -1,0 +1,230 @@
+"""Static diagnostics: ptxas log, SASS mix, occupancy, source features, launch configuration,
+coalescing and bank-conflict estimates, and the feature record — on the fixture kernels."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from engine.analysis import FEATURES, analyse_candidate, theoretical_occupancy
+from engine.analysis.ptxas import demangle_kernel_name, parse_ptxas_log
+from engine.analysis.sass import access_width, parse_sass
+from tests.analysis_support import analyse_fixture, cache_dir, fixture_source
+
+PTXAS_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z12matmul_tiledPKfS0_Pfi' for 'sm_90'
+ptxas info    : Function properties for _Z12matmul_tiledPKfS0_Pfi
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 8192 bytes smem
+ptxas info    : Compiling entry function 'spilly' for 'sm_90'
+ptxas         . Function properties for spilly
+    1688 bytes stack frame, 1684 bytes spill stores, 4356 bytes spill loads
+ptxas info    : Used 32 registers, used 0 barriers, 1688 bytes cumulative stack size
+"""
+
+SASS_TEXT = """\
+//--------------------- .text.loop_kernel --------------------------
+loop_kernel:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+.L_x_1:
+        /*0010*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0020*/                   HFMA2.MMA R6, -RZ, RZ, 0, 0 ;
+        /*0030*/                   FFMA R8, R4, R5, R8 ;
+        /*0040*/               @P0 BRA `(.L_x_1) ;
+        /*0050*/                   STG.E [R2.64], R8 ;
+        /*0060*/                   EXIT ;
+.L_x_2:
+        /*0070*/                   BRA `(.L_x_2);
+"""
+
+
+def test_ptxas_log_gives_registers_shared_memory_barriers_and_spills_per_kernel():
+    found = parse_ptxas_log(PTXAS_LOG)
+    matmul, spilly = found["_Z12matmul_tiledPKfS0_Pfi"], found["spilly"]
+    assert (matmul.registers, matmul.smem_bytes, matmul.barriers, matmul.spill_bytes) == (32, 8192, 1, 0)
+    assert (spilly.spill_stores, spilly.spill_loads, spilly.stack_bytes, spilly.cumulative_stack_bytes) == \
+        (1684, 4356, 1688, 1688)
+
+
+def test_mangled_kernel_symbols_demangle_to_their_source_names():
+    assert demangle_kernel_name("_Z15transpose_tilediiPKfPf") == "transpose_tiled"
+    assert demangle_kernel_name("_ZN2ns6kernelEPf") == "kernel"
+    assert demangle_kernel_name("relu_kernel") == "relu_kernel"
+
+
+def test_sass_mix_counts_loop_instructions_and_ignores_the_mma_pipe_move():
+    mix = parse_sass(SASS_TEXT)["loop_kernel"]
+    assert mix.count("global_load") == 1 and mix.global_load_widths == {16: 1}
+    assert mix.in_loop == {"global_load": 1, "ffma": 1, "predicated_branch": 1}
+    assert not mix.uses_tensor_cores  # HFMA2.MMA is a register move
+    assert mix.loops == 1  # the trailing self-branch is not a loop
+
+
+def test_access_width_reads_the_opcode_modifiers():
+    assert [access_width(op) for op in ("LDG.E", "LDG.E.128.CONSTANT", "STG.E.64", "LDS.U8")] == [4, 16, 8, 1]
+
+
+@pytest.mark.parametrize(("registers", "threads", "smem", "blocks", "limiter"), [
+    (12, 256, 0, 8, "none"),  # add_naive on an H200: 8 blocks of 256 fill the 64 warp slots
+    (32, 32, 0, 32, "blocks"),  # one-warp blocks: the 32-blocks cap leaves half the slots empty
+    (32, 256, 40960, 5, "shared_mem"),  # 41 KiB per block: 5 blocks in 228 KiB
+    (128, 256, 0, 2, "registers"),  # 128 registers x 256 threads: 2 blocks
+    (32, 1024, 8192, 2, "none"),  # matmul_tiled
+])
+def test_occupancy_model_gives_blocks_per_sm_and_the_limiting_resource(registers, threads, smem, blocks, limiter):
+    occupancy = theoretical_occupancy("sm_90", registers, threads, smem)
+    assert occupancy.blocks_per_sm == blocks
+    assert occupancy.limiter == limiter
+
+
+def test_occupancy_depends_on_the_architecture():
+    assert theoretical_occupancy("sm_90", 32, 1024).occupancy == 1.0
+    assert theoretical_occupancy("sm_86", 32, 1024).occupancy == pytest.approx(2 / 3)  # 48 warp slots
+    assert theoretical_occupancy("sm_80", 32, 256, 40960).blocks_per_sm == 4  # 164 KiB carveout
+
+
+def test_occupancy_is_zero_when_the_block_cannot_launch():
+    assert theoretical_occupancy("sm_90", 32, 2048).blocks_per_sm == 0
+    assert theoretical_occupancy("sm_90", 32, 256, smem_static=40000, smem_dynamic=20000).blocks_per_sm == 0
+
+
+def test_contiguous_accesses_need_four_sectors_per_request():
+    report = analyse_fixture("add_naive.cu")
+    assert report.ok
+    assert report.features["coalescing_sectors_per_request"] == 4.0
+    assert report.features["coalescing_efficiency"] == 1.0
+
+
+def test_float4_accesses_need_sixteen_sectors_and_show_as_128_bit_in_sass():
+    report = analyse_fixture("add_vec4.cu")
+    assert report.features["global_load_sectors_per_request"] == 16.0
+    assert report.features["vector_width"] == 16
+    assert report.features["coalescing_efficiency"] == 1.0
+
+
+def test_strided_reads_touch_one_sector_per_lane():
+    report = analyse_fixture("copy_strided.cu")
+    kernel = report.kernel("copy_strided")
+    assert kernel.sectors_per_request("load") == 32.0
+    assert kernel.sectors_per_request("store") == 4.0
+
+
+def test_naive_transpose_writes_are_uncoalesced_and_its_reads_are_not():
+    kernel = analyse_fixture("transpose_naive.cu").kernel("transpose_naive")
+    assert kernel.sectors_per_request("load") == 4.0
+    assert kernel.sectors_per_request("store") == 32.0
+    assert kernel.worst_access().lane_stride_bytes == 4096 * 4
+
+
+def test_unpadded_shared_tile_read_down_a_column_is_a_32_way_conflict_and_padding_removes_it():
+    conflict = analyse_fixture("transpose_smem.cu")
+    padded = analyse_fixture("transpose_padded.cu")
+    assert conflict.features["smem_bank_conflict_ways"] == 32.0
+    assert padded.features["smem_bank_conflict_ways"] == 1.0
+    assert padded.features["smem_padded"] == 1.0 and conflict.features["smem_padded"] == 0.0
+
+
+def test_block_shape_comes_from_dim3_at_the_launch_site():
+    kernel = analyse_fixture("matmul_tiled.cu").kernel("matmul_tiled")
+    assert kernel.launch.block == (32, 32, 1)
+    assert kernel.launch.origin == "launch-site"
+
+
+def test_block_size_comes_from_a_cupy_launch_and_a_module_constant():
+    report = analyse_fixture("relu_cupy.py")
+    kernel = report.kernel("relu_kernel")
+    assert kernel.launch.block == (128, 1, 1) and kernel.launch.origin == "cupy-launch"
+    assert report.features["launch_known"] == 1.0
+
+
+def test_launch_bounds_give_the_block_size_when_no_launch_is_visible():
+    source = fixture_source("spilly.cu").split('extern "C"')[0]
+    report = analyse_candidate(None, source, "cuda", arch="sm_90", cache_dir=cache_dir())
+    assert report.kernel("spilly").launch.block == (1024, 1, 1)
+    assert report.kernel("spilly").launch.origin == "launch-bounds"
+
+
+def test_an_unknown_block_size_is_assumed_and_the_record_says_so():
+    source = fixture_source("add_naive.cu").split('extern "C"')[0]
+    report = analyse_candidate(None, source, "cuda", arch="sm_90", cache_dir=cache_dir())
+    assert report.kernel("add_naive").launch.origin == "assumed"
+    assert report.features["launch_known"] == 0.0
+    assert any("assumed" in note for note in report.notes)
+
+
+def test_the_grid_is_evaluated_from_literal_launches():
+    assert analyse_fixture("small_grid.cu").features["grid_blocks"] == 8.0
+    assert analyse_fixture("reduce_shfl.cu").kernel("reduce_shfl").launch.grid == (264, 1, 1)
+
+
+def test_spills_and_local_memory_are_reported():
+    report = analyse_fixture("spilly.cu")
+    assert report.features["spill_bytes"] > 1000
+    assert report.features["local_memory_ops"] > 0
+
+
+def test_tensor_core_use_is_read_from_the_sass():
+    assert analyse_fixture("mma_gemm.cu").features["uses_tensor_cores"] == 1.0
+    assert analyse_fixture("matmul_tiled.cu").features["uses_tensor_cores"] == 0.0
+
+
+def test_source_features_name_barriers_in_loops_and_in_divergent_branches():
+    tiled = analyse_fixture("matmul_tiled.cu").features
+    divergent = analyse_fixture("divergent_sync.cu").features
+    assert tiled["sync_in_loop"] == 2 and tiled["sync_in_divergent_branch"] == 0
+    assert divergent["sync_in_divergent_branch"] == 1
+
+
+def test_source_features_name_warp_shuffles_atomics_and_grid_stride_loops():
+    reduce = analyse_fixture("reduce_shfl.cu").features
+    atomic = analyse_fixture("atomic_loop.cu").features
+    assert reduce["warp_intrinsics"] == 2 and reduce["grid_stride_loop"] == 1 and reduce["atomics_in_loop"] == 0
+    assert atomic["atomics_in_loop"] == 1
+    assert analyse_fixture("matmul_tiled.cu").features["unroll_pragmas"] == 1
+
+
+def test_two_kernels_launched_per_forward_are_counted():
+    report = analyse_fixture("two_pass_cupy.py")
+    assert report.features["launches_per_call"] == 2 and report.features["kernels"] == 2
+
+
+def test_occupancy_is_reported_for_several_architectures_naming_the_limiter():
+    kernel = analyse_fixture("smem_heavy.cu").kernel("smem_heavy")
+    assert set(kernel.occupancy) >= {"sm_80", "sm_86", "sm_89", "sm_90"}
+    assert all(o.limiter == "shared_mem" for o in kernel.occupancy.values())
+    assert analyse_fixture("smem_heavy.cu").features["occupancy_limited_by_smem"] == 1.0
+
+
+def test_every_report_carries_every_feature_key_as_a_number():
+    for name in ("add_naive.cu", "relu_cupy.py", "mma_gemm.cu"):
+        features = analyse_fixture(name).features
+        assert list(features) == list(FEATURES)
+        assert all(isinstance(v, int | float) for v in features.values())
+
+
+def test_a_compile_error_is_reported_with_the_compiler_message():
+    report = analyse_candidate(None, "__global__ void k(float* x) { x[0] = undefined_name; }", "cuda",
+                               arch="sm_90", cache_dir=cache_dir())
+    assert not report.ok
+    assert any("undefined_name" in note for note in report.notes)
+    assert report.kernels and report.kernels[0].resources is None  # source facts survive the failed build
+
+
+def test_a_cpu_candidate_has_no_gpu_diagnostics_but_a_full_feature_record():
+    report = analyse_candidate(None, "void f(void) {}", "c", arch="sm_90", cache_dir=cache_dir())
+    assert report.ok and not report.kernels and list(report.features) == list(FEATURES)
+
+
+def test_report_serialises_to_json_friendly_data():
+    import json
+
+    json.dumps(analyse_fixture("matmul_tiled.cu").to_json())
+
+
+def test_static_analysis_of_a_cached_build_takes_well_under_two_seconds():
+    analyse_fixture("matmul_tiled.cu")  # the build and its SASS are cached now
+    started = time.perf_counter()
+    analyse_candidate(None, fixture_source("matmul_tiled.cu"), "cuda", arch="sm_90", cache_dir=cache_dir())
+    assert time.perf_counter() - started < 2.0
