@@ -19,7 +19,7 @@ from sqlalchemy import func, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import col, select
 
-from db.models import Candidate, Diagnostic, Evaluation, LabelSession, Labeler, PairLabel, RankerModel, utcnow
+from db.models import Candidate, Diagnostic, Evaluation, Labeler, LabelSession, PairLabel, RankerModel, utcnow
 from db.session import session_scope
 
 T = TypeVar("T")

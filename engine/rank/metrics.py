@@ -33,14 +33,10 @@ def _symmetrise(p: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _midranks(values: np.ndarray) -> np.ndarray:
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(len(values), dtype=np.float64)
-    sorted_values = values[order]
-    starts = np.concatenate([[0], np.nonzero(np.diff(sorted_values))[0] + 1])
-    ends = np.concatenate([starts[1:], [len(values)]])
-    for s, e in zip(starts, ends, strict=True):
-        ranks[order[s:e]] = (s + e - 1) / 2.0 + 1.0
-    return ranks
+    """1-based ranks, tied values sharing the mean of their positions."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    upper = np.cumsum(counts)
+    return (upper - (counts - 1) / 2.0)[inverse].astype(np.float64)
 
 
 def auc(p: np.ndarray, y: np.ndarray) -> float:
