@@ -21,19 +21,24 @@ PAGES = Path(__file__).parent / "pages"
 THEME = ROOT / "assets" / "theme"
 
 
-def pages() -> dict[str, list[st.Page]]:
+REFINE = (("problems.py", "Problems", ":material/library_books:"), ("new_run.py", "New run", ":material/rocket_launch:"),
+          ("run_live.py", "Run (live)", ":material/monitoring:"), ("runs.py", "Runs", ":material/history:"))
+DATA = (("label.py", "Label", ":material/compare:"), ("ranker.py", "Ranker", ":material/leaderboard:"),
+        ("export.py", "Export", ":material/ios_share:"))
+
+
+def page_specs(pages_dir: Path) -> dict[str, list[tuple[Path, str, str]]]:
     """The refinement pages, then the data pages whose scripts exist in this checkout."""
-    refine = [
-        st.Page(PAGES / "problems.py", title="Problems", icon=":material/library_books:", default=True),
-        st.Page(PAGES / "new_run.py", title="New run", icon=":material/rocket_launch:"),
-        st.Page(PAGES / "run_live.py", title="Run (live)", icon=":material/monitoring:"),
-        st.Page(PAGES / "runs.py", title="Runs", icon=":material/history:"),
-    ]
-    optional = [("label.py", "Label", ":material/compare:"), ("ranker.py", "Ranker", ":material/leaderboard:"),
-                ("export.py", "Export", ":material/ios_share:")]
-    labeled = [st.Page(PAGES / name, title=title, icon=icon) for name, title, icon in optional
-               if (PAGES / name).is_file()]
-    return {"Refine": refine, "Data": labeled} if labeled else {"Refine": refine}
+    sections = {"Refine": [(pages_dir / name, title, icon) for name, title, icon in REFINE]}
+    data = [(pages_dir / name, title, icon) for name, title, icon in DATA if (pages_dir / name).is_file()]
+    if data:
+        sections["Data"] = data
+    return sections
+
+
+def pages() -> dict[str, list[st.Page]]:
+    return {section: [st.Page(path, title=title, icon=icon, default=path.name == "problems.py")
+                      for path, title, icon in specs] for section, specs in page_specs(PAGES).items()}
 
 
 def run() -> None:
@@ -45,4 +50,5 @@ def run() -> None:
     frame.run_page(page)
 
 
-run()
+if __name__ == "__main__":  # Streamlit runs the entry point as __main__; importing it draws nothing
+    run()

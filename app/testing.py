@@ -123,3 +123,54 @@ def set_status(run_id: int, status: str) -> None:
     with session_scope() as session:
         run = session.get(Run, run_id)
         run.status = status
+
+
+MAIN = Path(__file__).resolve().parent / "main.py"
+
+
+def clear_streamlit_caches() -> None:
+    """AppTest runs in the test's process, where Streamlit's caches outlive one test."""
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def app_at(page: str | None = None, query: dict[str, str] | None = None, timeout_s: float = 60):
+    """An AppTest of the whole app (router included), run once and switched to `page` if given."""
+    from streamlit.testing.v1 import AppTest
+
+    clear_streamlit_caches()
+    at = AppTest.from_file(str(MAIN), default_timeout=timeout_s)
+    at.session_state["gpu_notice_shown"] = True
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    return at
+
+
+def bulk_run(candidates: int, per_step: int = 10) -> int:
+    """A big run stored in one transaction: a tree of `candidates` evaluated candidates."""
+    run_id = make_run(rounds=candidates // per_step)
+    with session_scope() as session:
+        made: list[Candidate] = []
+        for i in range(candidates):
+            step, sample = divmod(i, per_step)
+            parent = made[(step - 1) * per_step] if step else None
+            cand = Candidate(run_id=run_id, problem_slug="transpose", parent_id=parent.id if parent else None,
+                             step=step, sample=sample, depth=step, origin="library", strategy="coalesced",
+                             language="cuda", source=SOURCE % i, source_hash=f"h{i}")
+            session.add(cand)
+            if sample == 0 or i == candidates - 1:
+                session.flush()
+            made.append(cand)
+        session.flush()
+        for i, cand in enumerate(made):
+            ok = i % 7 != 3
+            session.add(Evaluation(candidate_id=cand.id, verdict="correct" if ok else "incorrect",
+                                   speedup=1 + (i % 50) / 10 if ok else None, candidate_us=10.0, baseline_us=20.0,
+                                   configs=[{"name": "large", "ok": ok, "candidate": {"median_us": 10.0}}]))
+        session.add(RunEvent(run_id=run_id, kind="round", step=candidates // per_step - 1, message="bulk"))
+    return run_id

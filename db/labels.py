@@ -310,6 +310,12 @@ def load_evidence(candidate_ids: Sequence[int] | None = None, problem_slugs: Seq
                 for c in sorted(candidates, key=lambda c: c.id)]
 
 
+def list_problem_slugs() -> list[str]:
+    """Problems that have at least one candidate, for the labeling filters."""
+    with session_scope() as session:
+        return sorted(session.exec(select(Candidate.problem_slug).distinct()))
+
+
 def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagnostic | None,
               bottleneck: str | None, with_source: bool) -> CandidateEvidence:
     latest = evaluations[-1] if evaluations else None

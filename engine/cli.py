@@ -6,10 +6,11 @@ from __future__ import annotations
 import typer
 
 from engine import run_commands
-from engine.export import commands as export_commands
 from engine.analysis import commands as analysis_commands
+from engine.export import commands as export_commands
 from engine.problems import commands as problem_commands
 from engine.rank import commands as rank_commands
+from engine.verify import commands as verify_commands
 
 app = typer.Typer(help="Kernel Refinery: refine GPU kernels, label candidates, train rankers, export datasets.",
                   no_args_is_help=True, pretty_exceptions_show_locals=False)
@@ -19,6 +20,7 @@ analysis_commands.register(app)
 run_commands.register(app)
 export_commands.register(app)
 rank_commands.register(app)
+verify_commands.register(app)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ def _round_table(rows) -> Table:
         candidate, evaluation, feedback = row.candidate, row.evaluation, row.feedback
         speed = f"{evaluation.speedup:.2f}×" if evaluation and evaluation.speedup else "-"
         reward = f"{evaluation.reward:+.3f}" if evaluation and evaluation.reward is not None else "-"
-        top = (feedback.text or "").splitlines()[0][:60] if feedback and feedback.text else ""
+        lines = (feedback.text or "").splitlines() if feedback else []
+        top = next((ln[3:] for ln in lines if ln[:3] == "1. "), lines[0] if lines else "")[:70]
         label = candidate.proposal.get("implementation") or candidate.proposal.get("model") or candidate.origin
         colour = "green" if evaluation and evaluation.verdict == "correct" else "yellow"
         table.add_row(f"{candidate.step}.{candidate.sample}", candidate.origin, str(label),

@@ -1,12 +1,14 @@
-"""Helpers shared by the analysis and feedback tests: the fixture kernels and one build cache per
-test process (so each fixture compiles once however many tests read it)."""
+"""Helpers shared by the analysis and feedback tests: the fixture kernels and one build cache.
+
+Builds are keyed by the hash of source, flags and compiler, so the cache is kept between runs
+under pytest's own cache folder (`.pytest_cache/`, ignored by git; REFINERY_TEST_BUILD_CACHE
+overrides it): a re-run costs no nvcc time, a fresh checkout compiles each kernel once.
+"""
 
 from __future__ import annotations
 
-import atexit
 import functools
-import shutil
-import tempfile
+import os
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kernels"
@@ -14,8 +16,9 @@ FIXTURES = Path(__file__).parent / "fixtures" / "kernels"
 
 @functools.cache
 def cache_dir() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="refinery-analysis-"))
-    atexit.register(shutil.rmtree, folder, True)
+    folder = Path(os.environ.get("REFINERY_TEST_BUILD_CACHE")
+                  or Path(__file__).resolve().parents[1] / ".pytest_cache" / "d" / "refinery-builds")
+    folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 

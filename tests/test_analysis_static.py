@@ -193,6 +193,7 @@ def test_two_kernels_launched_per_forward_are_counted():
 def test_occupancy_is_reported_for_several_architectures_naming_the_limiter():
     kernel = analyse_fixture("smem_heavy.cu").kernel("smem_heavy")
     assert set(kernel.occupancy) >= {"sm_80", "sm_86", "sm_89", "sm_90"}
+    assert kernel.occupancy["sm_90"].blocks_per_sm == 5 and kernel.occupancy["sm_80"].blocks_per_sm == 4
     assert all(o.limiter == "shared_mem" for o in kernel.occupancy.values())
     assert analyse_fixture("smem_heavy.cu").features["occupancy_limited_by_smem"] == 1.0
 

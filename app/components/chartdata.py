@@ -234,9 +234,8 @@ def tree_subset(frame: pd.DataFrame, selected: int | None, max_nodes: int = MAX_
     """For big trees: the selected node, the best ones and the newest, each with its ancestors."""
     if len(frame) <= max_nodes:
         return frame
-    parents = dict(zip(frame["candidate_id"], frame["parent_id"].where(frame["parent_id"].notna(), None),
-                       strict=True))
-    parents = {k: (int(v) if v is not None else None) for k, v in parents.items()}
+    parents = {int(k): (int(v) if pd.notna(v) else None)
+               for k, v in zip(frame["candidate_id"], frame["parent_id"], strict=True)}
     wanted: list[int] = [selected] if selected is not None else []
     wanted += list(frame.dropna(subset=["speedup"]).nlargest(50, "speedup")["candidate_id"])
     wanted += list(frame["candidate_id"].iloc[::-1])

@@ -59,7 +59,8 @@ def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None,
     strip = alt.Chart(frame).mark_tick(thickness=3, size=14).encode(
         x=x, y=alt.Y("verdict:N", title=None, sort=list(VERDICT_ORDER), axis=alt.Axis(labels=False, ticks=False)),
         color=verdict_color(frame, legend=False), tooltip=_TOOLTIP,
-    ).properties(height=46, width="container", title=alt.TitleParams("every candidate by verdict", fontSize=11, anchor="start"))
+    ).properties(height=46, width="container",
+                 title=alt.TitleParams("every candidate by verdict", fontSize=11, anchor="start"))
     return alt.vconcat(top, strip, spacing=8).resolve_scale(x="shared")
 
 
@@ -85,7 +86,7 @@ def roofline_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: int
             x=x, y=y, text="roof:N"))
         slope = _memory_label(ceilings, roofs)
         if slope is not None:
-            layers.append(alt.Chart(slope).mark_text(align="left", dx=6, dy=-4, fontSize=11, angle=0,
+            layers.append(alt.Chart(slope).mark_text(align="left", dx=0, dy=-14, fontSize=11,
                                                      color="#52606d").encode(x=x, y=y, text="roof:N"))
     layers.append(alt.Chart(plotted).mark_circle(size=90, opacity=0.9, stroke="white", strokeWidth=1).encode(
         x=x, y=y, color=verdict_color(plotted),
@@ -106,7 +107,7 @@ def _memory_label(ceilings: list[Ceilings], roofs: pd.DataFrame) -> pd.DataFrame
     bandwidth = next((c.bandwidth_bytes_per_s for c in ceilings if c.bandwidth_bytes_per_s), None)
     if bandwidth is None or roofs.empty:
         return None
-    ai = float(roofs["ai"].min()) * 3
+    ai = float(roofs["ai"].min()) * 1.4
     return pd.DataFrame([{"ai": ai, "gflops": bandwidth * ai / 1e9, "roof": f"DRAM {bandwidth / 1e12:.2f} TB/s"}])
 
 

@@ -21,12 +21,13 @@ def get_watcher() -> EventWatcher:
     return EventWatcher()
 
 
-@st.cache_data(ttl=60, show_spinner="Reading the problem library…")
+@st.cache_resource(ttl=60, show_spinner="Reading the problem library…")
 def library() -> LibraryScan:
+    """Shared, not copied: the scan is frozen records, and its errors do not survive pickling."""
     return scan_all()
 
 
-@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+@st.cache_resource(ttl=300, max_entries=64, show_spinner=False)
 def problem(slug: str) -> Problem | None:
     try:
         return get_problem(slug)

@@ -22,7 +22,7 @@ with browse:
         st.info("No problem matches these filters.", icon=":material/search_off:")
     else:
         table = st.dataframe(problems_view.problems_frame(found), hide_index=True, width="stretch",
-                             key="problems_table", on_select="rerun", selection_mode="single-row-required")
+                             key="problems_table", on_select="rerun", selection_mode="single-row")
         rows = table["selection"]["rows"] if table else []
         problem = found[rows[0] if rows and rows[0] < len(found) else 0]
         with st.container(border=True):

@@ -20,12 +20,13 @@ FINDING_STRATEGIES: dict[str, tuple[str, ...]] = {
     "bank-conflicts": ("shared-tiling",),
     "tensor-cores": ("tensor-core",),
     "fusion": ("fusion",),
-    "barriers": ("warp-shuffle", "register-tiling"),
+    "barrier-placement": ("warp-shuffle", "register-tiling"),
+    "atomics": ("warp-shuffle", "shared-tiling"),
     "register-spills": ("shared-tiling", "coalesced"),
     "occupancy": (),  # answered by retuning
-    "launch-config": ("grid-stride",),
+    "launch-configuration": ("grid-stride",),
 }
-RETUNE_FINDINGS = frozenset({"occupancy", "launch-config", "register-spills"})
+RETUNE_FINDINGS = frozenset({"occupancy", "launch-configuration", "register-spills"})
 # Without findings, the order in which an engineer would try strategies.
 STRATEGY_LADDER = ("naive", "coalesced", "grid-stride", "vectorized", "warp-shuffle", "shared-tiling",
                    "loop-unrolling", "register-tiling", "fusion", "tensor-core", "cpu-naive", "cpu-blocked",

@@ -36,7 +36,11 @@ _EXPORTS = {
     "load_ranker": "engine.rank.store",
     "FeatureInput": "engine.rank.features",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AgreementReport", "FeatureInput", "NoTrainingData", "PrescreenResult", "TrainConfig", "agreement_report",
+    "bradley_terry_order", "evaluate_version", "list_rankers", "load_ranker", "prescreen", "score_candidates",
+    "train", "win_probability",
+]
 
 if TYPE_CHECKING:
     from engine.rank.agreement import AgreementReport, agreement_report

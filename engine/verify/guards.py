@@ -8,11 +8,15 @@ patch cannot change a measurement; this module is what reports that one was atte
 from __future__ import annotations
 
 import builtins
+import inspect
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
+
+_TORCH_DIR = str(Path(torch.__file__).resolve().parent)
 
 _WATCHED: list[tuple[object, str]] = [
     (time, "perf_counter"), (time, "perf_counter_ns"), (time, "time"), (time, "monotonic"), (time, "process_time"),
@@ -26,6 +30,16 @@ _WATCHED: list[tuple[object, str]] = [
     (torch.autograd.profiler, "profile"), (torch.profiler, "profile"), (builtins, "open"),
     (builtins, "__import__"), (builtins, "print"),
 ]
+
+
+def _torch_wrapper(current: object, original: object) -> bool:
+    """torch wraps some of its own functions on lazy imports (dynamo wraps torch.manual_seed): not a patch."""
+    code = getattr(current, "__code__", None)
+    try:
+        unwrapped = inspect.unwrap(current)
+    except ValueError:
+        return False
+    return unwrapped is original and code is not None and code.co_filename.startswith(_TORCH_DIR)
 
 
 def _flags() -> dict[str, object]:
@@ -74,7 +88,7 @@ class ProcessGuard:
         for owner, name in _WATCHED:
             original = self.functions[(id(owner), name)]
             current = owner.__dict__.get(name, getattr(owner, name, None))
-            if current is not original:
+            if current is not original and not _torch_wrapper(current, original):
                 label = getattr(owner, "__name__", type(owner).__name__)
                 patched.append(f"{label}.{name}")
                 setattr(owner, name, original)

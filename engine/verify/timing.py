@@ -63,7 +63,7 @@ class Flusher:
 
     def __init__(self, device: str, nbytes: int) -> None:
         self.device = device
-        size = max(1, (nbytes if device == "cuda" else CPU_FLUSH_BYTES) // 4)
+        size = max(1, (nbytes if device == "cuda" else min(nbytes, CPU_FLUSH_BYTES)) // 4)
         self.buffer = torch.empty(size, dtype=torch.int32, device=device)
 
     def __call__(self) -> None:

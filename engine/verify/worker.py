@@ -79,8 +79,7 @@ def main(config: dict) -> int:
     faulthandler.enable(file=sys.stderr, all_threads=True)
     started = time.perf_counter()
     import torch
-    import torch._dynamo  # noqa: F401 - imported before the guard's snapshot: it wraps torch.manual_seed on import
-    import torch.profiler  # noqa: F401
+    import torch.profiler  # noqa: F401 - loaded before the guard's snapshot, not inside a job
 
     from engine.verify import audit
     from engine.verify.guards import ProcessGuard

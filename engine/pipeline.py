@@ -1,0 +1,76 @@
+"""What happens to the proposals of one step: verify (sandboxed workers), analyse (static on any
+machine; ncu and energy where a GPU is and the candidate ran correctly), place on the roofline,
+run the feedback tools, and score the unified reward.
+
+One pipeline lives as long as its run, so the worker pool (one CUDA context per worker) stays warm.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+
+from engine.analysis import analyse_candidate
+from engine.feedback import build_diagnostics, render_feedback, run_tools
+from engine.outcome import RoundOutcome
+from engine.problems.model import Problem
+from engine.propose.base import Proposal
+from engine.reward import unified_reward
+from engine.settings import get_settings
+from engine.verify.evaluate import Verifier
+from engine.verify.records import EvaluationResult, Verdict
+
+log = logging.getLogger(__name__)
+
+
+class RoundPipeline:
+    def __init__(self, problem: Problem, gpu: bool) -> None:
+        self.problem = problem
+        self.gpu = gpu
+        self.settings = get_settings()
+        self.verifier = Verifier()
+        self._device_name: str | None = None
+
+    @property
+    def device_name(self) -> str:
+        if self._device_name is None:
+            self._device_name = self.verifier.device_name()
+        return self._device_name
+
+    def close(self) -> None:
+        self.verifier.close()
+
+    def evaluate(self, proposals: list[Proposal]) -> list[RoundOutcome]:
+        runnable = [(i, p) for i, p in enumerate(proposals) if not p.error]
+        results: dict[int, EvaluationResult] = {
+            i: EvaluationResult(Verdict.PROPOSAL_ERROR, p.error or "", log=p.reply or "")
+            for i, p in enumerate(proposals) if p.error}
+        if runnable:
+            evaluated = self.verifier.evaluate_many(self.problem, [(p.source, p.language) for _, p in runnable])
+            results.update({i: r for (i, _), r in zip(runnable, evaluated, strict=True)})
+        return [self._outcome(proposals[i], results[i]) for i in range(len(proposals))]
+
+    def _outcome(self, proposal: Proposal, result: EvaluationResult) -> RoundOutcome:
+        static = None
+        if not proposal.error and proposal.source.strip():
+            try:
+                static = analyse_candidate(self.problem, proposal.source, proposal.language)
+            except Exception as exc:  # noqa: BLE001 - a diagnostics failure must not lose the round
+                log.warning("static analysis failed: %s", exc)
+                result.log = (result.log + f"\n(static analysis failed: {type(exc).__name__}: {exc})").strip()
+        diagnostics = build_diagnostics(static=static, evaluation=result, problem=self.problem)
+        findings = run_tools(diagnostics)
+        feedback = render_feedback(findings, diagnostics)
+        features = static.features if static is not None else {}
+        reward = unified_reward(str(result.verdict), result.speedup, features, result.own_kernel_share,
+                                None, self.settings.reward)
+        roofline = None
+        if diagnostics.roofline is not None or diagnostics.classification is not None:
+            roofline = {"point": asdict(diagnostics.roofline) if diagnostics.roofline else None,
+                        "classification": asdict(diagnostics.classification) if diagnostics.classification else None,
+                        "device": diagnostics.device.name if diagnostics.device else None,
+                        "notes": diagnostics.notes}
+        bottleneck = str(diagnostics.bottleneck) if diagnostics.bottleneck else None
+        return RoundOutcome(result=result, reward=reward, static=static.to_json() if static else None,
+                            roofline=roofline, feedback_text=feedback, findings=[f.tool for f in findings],
+                            finding_details=[asdict(f) for f in findings], bottleneck=bottleneck)

@@ -1,0 +1,54 @@
+"""`refinery verify FILE --problem SLUG`: verify one candidate file, print the evaluation, store it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+console = Console()
+
+
+def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="candidate: .py, .cu or .c"),
+           problem: str = typer.Option(..., "--problem", "-p", help="problem slug"),
+           baseline: str = typer.Option("eager", help="PyTorch problems: eager, compile or both"),
+           timeout: float = typer.Option(None, help="seconds before the worker is killed (default: settings)"),
+           no_timing: bool = typer.Option(False, "--no-timing", help="check correctness and integrity only"),
+           store: bool = typer.Option(True, "--store/--no-store", help="write the evaluation to the database"),
+           as_json: bool = typer.Option(False, "--json", help="print the record as JSON instead of tables"),
+           verbose: bool = typer.Option(False, "--verbose", "-v", help="show the whole log")) -> None:
+    """Verify a candidate: build, correctness on every configuration (hidden ones too), integrity, timing."""
+    from engine.build.candidate import language_of
+    from engine.problems import get_problem
+    from engine.verify.evaluate import VerifyOptions, evaluate
+    from engine.verify.report import render
+
+    try:
+        found = get_problem(problem)
+        language = language_of(file)
+    except (KeyError, ValueError) as exc:
+        console.print(f"[red]{exc.args[0]}[/red]")
+        raise typer.Exit(2) from exc
+    source = file.read_text()
+    options = VerifyOptions(baseline=baseline, timeout_s=timeout, timing=not no_timing)
+    with console.status(f"verifying {file.name} on {found.slug} …"):
+        result = evaluate(found, source, language, options=options)
+    if as_json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        console.print(render(result, verbose=verbose))
+    if store:
+        from db.evaluations import store_evaluation
+
+        candidate_id, evaluation_id = store_evaluation(result, problem_slug=found.slug, source=source,
+                                                       language=language, origin="human")
+        if not as_json:
+            console.print(f"[dim]stored: candidate {candidate_id}, evaluation {evaluation_id}[/dim]")
+    if result.verdict.is_failure:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify")(verify)
