@@ -67,30 +67,23 @@ def compare_one(got, ref: torch.Tensor, ref_native: torch.Tensor | None, rtol: f
     total = ref.numel()
     if total == 0:
         return Comparison(True, 0.0, 0.0, total=0)
-    unwritten = int(poisoned_mask(got).sum()) if got.is_floating_point() else 0
-    if not got.is_floating_point() and not got.is_complex():
-        diff = (got.to(torch.int64) - ref.to(torch.int64)).abs().to(torch.float64)
-        allowed = torch.full_like(diff, atol)
-        ref64, got64 = ref.to(torch.float64), got.to(torch.float64)
-    else:
-        ref64, got64 = ref.to(torch.float64), got.to(torch.float64)
-        diff = (got64 - ref64).abs()
-        same_inf = torch.isinf(ref64) & (got64 == ref64)
-        diff = torch.where(same_inf, torch.zeros_like(diff), diff)
-        allowed = atol + rtol * ref64.abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
-        if ref_native is not None and ref_native.is_floating_point():
-            own_error = (ref_native.to(torch.float64) - ref64).abs().nan_to_num(0.0, posinf=0.0, neginf=0.0)
-            allowed = allowed + own_error
+    ref64, got64 = ref.to(torch.float64), got.to(torch.float64)
+    diff = (got64 - ref64).abs()
+    ref_abs = ref64.abs()
+    if got.is_floating_point() and bool(torch.isinf(ref64).any()):
+        diff = torch.where(torch.isinf(ref64) & (got64 == ref64), torch.zeros_like(diff), diff)
+        ref_abs = ref_abs.nan_to_num(0.0, posinf=0.0)
+    allowed = atol + rtol * ref_abs if got.is_floating_point() else torch.full_like(diff, atol)
+    if ref_native is not None and ref_native.is_floating_point() and ref_native.dtype != torch.float64:
+        allowed = allowed + (ref_native.to(torch.float64) - ref64).abs().nan_to_num(0.0, posinf=0.0)
     bad = ~(diff <= allowed)  # NaN in diff (NaN output, or NaN reference) is never <= anything
-    finite = diff.nan_to_num(float("inf"))
-    max_abs = float(finite.max())
-    scale = ref64.abs() + (atol if atol > 0 else 0.0)
-    rel = torch.where(scale > 0, finite / scale, torch.where(finite > 0, torch.full_like(finite, float("inf")),
-                                                             torch.zeros_like(finite)))
-    max_rel = float(rel.max())
     n_bad = int(bad.sum())
+    finite = diff.nan_to_num(float("inf")) if n_bad else diff
+    max_abs = float(finite.max())
+    max_rel = float((finite / (ref_abs + (atol if atol > 0 else 1e-300))).max())
     if n_bad == 0:
-        return Comparison(True, max_abs, max_rel, unwritten=unwritten, total=total)
+        return Comparison(True, max_abs, max_rel, total=total)
+    unwritten = int(poisoned_mask(got).sum()) if got.is_floating_point() else 0
     flat = int(bad.reshape(-1).nonzero()[0, 0])
     index = _index(flat, tuple(ref.shape))
     got_value, ref_value = float(got64.reshape(-1)[flat]), float(ref64.reshape(-1)[flat])

@@ -328,7 +328,19 @@ class PytorchHarness:
             failure = failure_from(exc, stage)
             self.state.fatal = self.state.fatal or failure.fatal
             raise failure from exc
-        return out
+        return self.plain(out, stage)
+
+    def plain(self, out, stage: str):
+        """Outputs as plain tensors; a tensor subclass (deferred or lazy computation) is an integrity failure."""
+        items = as_list(out)
+        odd = [type(o).__name__ for o in items if isinstance(o, torch.Tensor) and type(o) not in (torch.Tensor,
+                                                                                                 torch.nn.Parameter)]
+        if not odd:
+            return out
+        self.findings.failed("tensor-subclass", f"during {stage}: returned {', '.join(odd)} instead of a plain tensor")
+        with torch._C.DisableTorchFunctionSubclass():
+            plain = [o.as_subclass(torch.Tensor) if isinstance(o, torch.Tensor) else o for o in items]
+        return plain if isinstance(out, list | tuple) else plain[0]
 
     def guard_check(self, stage: str) -> None:
         patched, flags, threads = self.guard.check()
@@ -350,5 +362,5 @@ class PytorchHarness:
         self.findings.passed("input-mutation", f"inputs unchanged after {trials} calls")
         if any(len(c.seeds) > 1 for c in self.job.configs):
             self.findings.passed("result-caching", "new values in the same tensors gave new outputs")
-        for check in ("monkeypatch", "precision-flags", "threads", "sandbox-access"):
+        for check in ("monkeypatch", "precision-flags", "threads", "sandbox-access", "tensor-subclass"):
             self.findings.passed(check)
