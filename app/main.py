@@ -21,8 +21,10 @@ PAGES = Path(__file__).parent / "pages"
 THEME = ROOT / "assets" / "theme"
 
 
-REFINE = (("problems.py", "Problems", ":material/library_books:"), ("new_run.py", "New run", ":material/rocket_launch:"),
-          ("run_live.py", "Run (live)", ":material/monitoring:"), ("runs.py", "Runs", ":material/history:"))
+REFINE = (("problems.py", "Problems", ":material/library_books:"),
+          ("new_run.py", "New run", ":material/rocket_launch:"),
+          ("run_live.py", "Run (live)", ":material/monitoring:"),
+          ("runs.py", "Runs", ":material/history:"))
 DATA = (("label.py", "Label", ":material/compare:"), ("ranker.py", "Ranker", ":material/leaderboard:"),
         ("export.py", "Export", ":material/ios_share:"))
 

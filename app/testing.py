@@ -152,25 +152,28 @@ def app_at(page: str | None = None, query: dict[str, str] | None = None, timeout
 
 
 def bulk_run(candidates: int, per_step: int = 10) -> int:
-    """A big run stored in one transaction: a tree of `candidates` evaluated candidates."""
-    run_id = make_run(rounds=candidates // per_step)
+    """A big run inserted in bulk: `candidates` evaluated candidates, `per_step` children per round."""
+    from sqlalchemy import func, insert, select
+
+    run_id = make_run(rounds=max(1, candidates // per_step))
+    now = datetime.now(UTC)
     with session_scope() as session:
-        made: list[Candidate] = []
+        first = (session.execute(select(func.max(Candidate.id))).scalar() or 0) + 1
+        cand_rows, eval_rows = [], []
         for i in range(candidates):
             step, sample = divmod(i, per_step)
-            parent = made[(step - 1) * per_step] if step else None
-            cand = Candidate(run_id=run_id, problem_slug="transpose", parent_id=parent.id if parent else None,
-                             step=step, sample=sample, depth=step, origin="library", strategy="coalesced",
-                             language="cuda", source=SOURCE % i, source_hash=f"h{i}")
-            session.add(cand)
-            if sample == 0 or i == candidates - 1:
-                session.flush()
-            made.append(cand)
-        session.flush()
-        for i, cand in enumerate(made):
             ok = i % 7 != 3
-            session.add(Evaluation(candidate_id=cand.id, verdict="correct" if ok else "incorrect",
-                                   speedup=1 + (i % 50) / 10 if ok else None, candidate_us=10.0, baseline_us=20.0,
-                                   configs=[{"name": "large", "ok": ok, "candidate": {"median_us": 10.0}}]))
-        session.add(RunEvent(run_id=run_id, kind="round", step=candidates // per_step - 1, message="bulk"))
+            cand_rows.append({
+                "id": first + i, "run_id": run_id, "problem_slug": "transpose", "step": step, "sample": sample,
+                "parent_id": first + (step - 1) * per_step if step else None, "depth": step, "origin": "library",
+                "strategy": "coalesced", "language": "cuda", "source": SOURCE % i, "source_hash": f"h{i}",
+                "proposal": {}, "created_at": now})
+            eval_rows.append({
+                "candidate_id": first + i, "verdict": "correct" if ok else "incorrect", "message": "",
+                "speedup": 1 + (i % 50) / 10 if ok else None, "candidate_us": 10.0, "baseline_us": 20.0,
+                "configs": [{"name": "large", "ok": ok, "candidate": {"median_us": 10.0}}], "integrity": [],
+                "timing": {}, "reward_components": {}, "flagged": False, "recorded": False, "created_at": now})
+        session.execute(insert(Candidate), cand_rows)
+        session.execute(insert(Evaluation), eval_rows)
+        session.add(RunEvent(run_id=run_id, kind="round", step=(candidates - 1) // per_step, message="bulk"))
     return run_id

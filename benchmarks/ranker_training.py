@@ -36,12 +36,12 @@ def _evidence_for(pairs_wanted: int, seed: int) -> list:
 
 
 def logistic_on_differences(x: np.ndarray, train: PairSet, test: PairSet, ridge: float = 1e-3,
-                            iterations: int = 25) -> tuple[float, float]:
+                            iterations: int = 12) -> tuple[float, float]:
     """(seconds, held-out accuracy) of a ridge logistic regression on standardised x_a - x_b."""
     started = time.perf_counter()
     mean, std = x.mean(axis=0), x.std(axis=0)
     z = (x - mean) / np.where(std > 1e-6, std, 1.0)
-    d = (z[train.a] - z[train.b]).astype(np.float64)
+    d = z[train.a] - z[train.b]
     y, w = train.target.astype(np.float64), train.weight.astype(np.float64)
     beta = np.zeros(d.shape[1])
     for _ in range(iterations):
@@ -50,7 +50,7 @@ def logistic_on_differences(x: np.ndarray, train: PairSet, test: PairSet, ridge:
         hessian = (d * (w * p * (1 - p))[:, None]).T @ d + ridge * np.eye(d.shape[1])
         step = np.linalg.solve(hessian, grad)
         beta -= step
-        if np.max(np.abs(step)) < 1e-8:
+        if np.max(np.abs(step)) < 1e-6:
             break
     seconds = time.perf_counter() - started
     p_test = sigmoid((z[test.a] - z[test.b]) @ beta)

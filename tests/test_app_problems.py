@@ -40,7 +40,7 @@ def test_selecting_a_row_shows_that_problem(refinery_home) -> None:
                                                         "cells": []}}
     at.run()
     assert any("Slug `transpose`" in c.value for c in at.caption)
-    assert any("kernel_transpose" in h.value for h in at.html)
+    assert any("transpose" in h.value for h in at.html)
 
 
 def test_importing_a_missing_path_shows_the_loaders_error(refinery_home) -> None:

@@ -238,6 +238,23 @@ def test_feedback_text_is_a_short_ranked_list_with_number_and_change():
     assert len([line for line in lines if line[:2] in ("1.", "2.", "3.")]) == 2
 
 
+def test_a_failed_profile_leaves_static_diagnostics_with_the_reason():
+    from engine.analysis.ncu import NcuProfile
+
+    refused = NcuProfile(False, "performance counters refused (ERR_NVGPUCTRPERM)", [], 1.0, ["./prog"])
+    diagnostics = build_diagnostics(analyse_fixture("transpose_naive.cu"), device=H200, profile=refused)
+    assert diagnostics.ncu is None and any("ERR_NVGPUCTRPERM" in n for n in diagnostics.notes)
+    assert "coalescing" in {f.tool for f in run_tools(diagnostics)}
+
+
+def test_diagnostics_serialise_for_the_dashboard():
+    import json
+
+    diagnostics = build_diagnostics(analyse_fixture("spilly.cu"), ncu=ncu_summary(), device=H200)
+    data = json.loads(json.dumps(diagnostics.to_json(run_tools(diagnostics))))
+    assert data["bottleneck"] and data["findings"] and data["static"]["features"]["spill_bytes"] > 0
+
+
 def test_feedback_text_says_when_nothing_was_found():
     assert "No problem found" in render_feedback([])
 

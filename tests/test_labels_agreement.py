@@ -86,3 +86,8 @@ def test_labeler_weights_reward_agreement_and_start_newcomers_in_between():
     weights = {r.name: r.weight for r in report.labelers}
     assert weights["new"] == pytest.approx(0.5)
     assert weights["good"] > weights["new"] > weights["bad"] > 0
+
+
+def test_the_share_of_votes_for_the_left_side_exposes_position_bias():
+    labels = [vote(1, 2, 1, "a"), vote(3, 4, 1, "a"), vote(5, 6, 1, "a"), vote(7, 8, 1, "b"), vote(1, 3, 1, "tie")]
+    assert compute_agreement(labels, {}, {}).left_share == 0.75

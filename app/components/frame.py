@@ -83,18 +83,23 @@ def recorded_offer() -> None:
 
 
 def route_through_main() -> None:
-    """Make a page script that Streamlit ran on its own rerun through `app/main.py` instead.
+    """Draw a page that Streamlit ran on its own through `app/main.py`'s router instead.
 
     A `pages/` folder beside the entry point makes Streamlit start in its old multipage mode, in
-    which a first visit straight to `/run_live` runs that script alone (no navigation, no frame)
-    until some session has called `st.navigation`. Turning that mode off and rerunning sends the
-    same URL through the router. A no-op once any session has been through `main.py`.
+    which a visit straight to `/run_live` runs that script alone (no navigation, no frame) until
+    some session has called `st.navigation`; AppTest starts every run in that mode. Turning it off
+    and running the router here, in the same script run, draws the frame with this page inside
+    (widget events of this run intact), then stops the outer, frameless run. A no-op in the normal
+    case, where the router is what ran this page.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
-        st.rerun()
+        from app.main import run
+
+        run()
+        st.stop()
 
 
 def run_page(page: st.Page) -> None:

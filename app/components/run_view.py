@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app.components import chartdata, charts, data, engine_api
+from app.components import data, engine_api, run_charts
 from app.components.code import language_of, show_code, show_diff
 from app.components.diagnostics import configs_frame, show_diagnostics
 from app.components.errors import shown_errors
@@ -28,7 +28,7 @@ from app.components.style import (
     verdict_words,
 )
 from app.components.widgets import pager
-from db.queries import CandidateDetail, RoundRow, RunSummary
+from db.queries import CandidateDetail, RoundRow, RunProgress, RunSummary
 
 LIVE_INTERVAL_S = 0.25
 STATUS_CHECK_EVERY = 8  # ticks between DB status checks (a run can end without a new event)
@@ -73,12 +73,12 @@ def header(run: RunSummary, log: Path) -> None:
         st.caption(f"Run log: `{log}`")
 
 
-def metrics(run: RunSummary, rounds: list[RoundRow]) -> None:
-    steps = {r.step for r in rounds if r.step is not None}
+def metrics(run: RunSummary, progress: RunProgress) -> None:
+    steps = 0 if progress.last_step is None else progress.last_step + 1
     cols = st.columns(4)
-    cols[0].metric("Rounds", f"{len(steps)} / {run.rounds_budget}")
-    cols[1].metric("Candidates", f"{len(rounds)}")
-    cols[2].metric("Correct", f"{sum(1 for r in rounds if r.verdict == 'correct')}")
+    cols[0].metric("Rounds", f"{steps} / {run.rounds_budget}")
+    cols[1].metric("Candidates", f"{run.candidates:,}")
+    cols[2].metric("Correct", f"{run.correct:,}")
     cols[3].metric("Best speedup", fmt_speedup(run.best_speedup))
 
 
@@ -297,58 +297,35 @@ def _verdict_and_log(detail: CandidateDetail) -> None:
 
 def chart_panel(run: RunSummary, version: tuple, selected: int | None) -> None:
     """Speedup over rounds, the roofline with the device's roofs, the search tree."""
-    points = chartdata.rounds_frame(data.run_points(run.id, version))
-    if points.empty:
+    specs = run_charts.chart_specs(run.id, version, selected)
+    if not specs.candidates:
         st.caption("Charts appear with the first round.")
         return
     speed, roof, tree = st.tabs(["Speedup", "Roofline", "Search tree"], key="chart_tabs")
     with speed:
-        shown = chartdata.thin(points, [selected] if selected else [])
-        st.altair_chart(charts.speedup_chart(shown, chartdata.best_so_far(points), selected), width="stretch")
-        if len(shown) < len(points):
-            st.caption(f"Showing {len(shown)} of {len(points)} candidates: the best of each round and an even "
-                       "spread of the rest.")
+        st.vega_lite_chart(specs.speedup, width="stretch", key="speedup_chart")
+        if specs.speedup_note:
+            st.caption(specs.speedup_note)
     with roof, shown_errors("draw the roofline"):
         _roofline(run, version, selected)
     with tree:
-        subset = chartdata.tree_subset(points, selected)
-        nodes, edges = chartdata.tree_layout(subset)
-        st.altair_chart(charts.tree_chart(nodes, edges, selected), width="stretch")
-        if len(subset) < len(points):
-            st.caption(f"Showing {len(subset)} of {len(points)} nodes: the selected and best candidates, the "
-                       "newest, and their ancestors.")
+        st.vega_lite_chart(specs.tree, width="stretch", key="tree_chart")
+        if specs.tree_note:
+            st.caption(specs.tree_note)
 
 
 def _roofline(run: RunSummary, version: tuple, selected: int | None) -> None:
-    rows = data.run_roofline(run.id, version)
-    frame, origin = chartdata.roofline_frame(rows), "stored roofline diagnostics"
-    problem = data.problem(run.problem_slug)
-    if frame.empty and problem is not None:
-        frame = chartdata.model_roofline_frame(data.run_timings(run.id, version), problem)
-        origin = "the problem's analytical model over measured times"
-    if frame.empty:
+    key = f"roof_cfg_{run.id}"
+    view = run_charts.roofline_view(run.id, version, selected, run.problem_slug, run.device,
+                                    st.session_state.get(key))
+    if view.spec is None:
         st.info("No roofline yet: it needs candidates that ran and were timed. On a machine without a GPU, CUDA "
                 "candidates are compiled and analysed but not run.", icon=":material/insights:")
         return
-    configs = list(dict.fromkeys(frame["config"]))
-    default = problem.largest_config.name if problem and problem.largest_config.name in configs else configs[-1]
-    config = st.selectbox("Configuration", configs, index=configs.index(default), key=f"roof_cfg_{run.id}")
-    frame = chartdata.thin(frame[frame["config"] == config], [selected] if selected else [], score="gflops")
-    ceilings = chartdata.ceilings_from_rows(rows, run.device)
-    if frame["ai"].notna().any() and frame["gflops"].notna().any():
-        st.altair_chart(charts.roofline_chart(frame, ceilings, selected), width="stretch")
-    else:
+    if st.session_state.get(key) not in view.configs:
+        st.session_state[key] = view.config
+    st.selectbox("Configuration", view.configs, key=key)
+    if view.bandwidth_only:
         st.caption("This problem does no floating-point work, so its only roof is DRAM bandwidth.")
-        st.altair_chart(charts.bandwidth_chart(frame, ceilings, selected), width="stretch")
-    if ceilings:
-        st.caption("Roofs: " + "; ".join(_ceiling_words(c) for c in ceilings) + f". Points from {origin}.")
-    else:
-        st.caption(f"No ceilings known for device “{run.device or 'unknown'}”: points only, from {origin}.")
-
-
-def _ceiling_words(c: chartdata.Ceilings) -> str:
-    parts = [f"{c.device} ({c.source})"]
-    if c.bandwidth_bytes_per_s:
-        parts.append(f"DRAM {c.bandwidth_bytes_per_s / 1e12:.2f} TB/s")
-    parts += [f"{p} {v / 1e12:.0f} TFLOP/s" for p, v in sorted(c.flops_per_s.items(), key=lambda kv: kv[1])]
-    return ", ".join(parts)
+    st.vega_lite_chart(view.spec, width="stretch", key="roofline_chart")
+    st.caption(view.caption)

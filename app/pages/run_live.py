@@ -25,10 +25,10 @@ version = (*progress.version, seen)
 
 run_view.header(run, engine_api.log_path(run))
 run_view.live_updates(run, folder, seen, progress.version)
-points = data.run_points(run_id, version)
-selected = run_view.selected_candidate(run_id, points[-1].candidate_id if points else None)
+newest = data.run_rounds(run_id, version, 0, 1).items
+selected = run_view.selected_candidate(run_id, newest[0].candidate_id if newest else None)
 run_view.controls(run, selected)
-run_view.metrics(run, points)
+run_view.metrics(run, progress)
 run_view.chart_panel(run, version, selected)
 
 rounds_col, detail_col = st.columns([5, 7], gap="medium")

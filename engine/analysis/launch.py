@@ -268,6 +268,7 @@ def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = f
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     scopes = [(f, _local_names(f, constants)) for f in functions] + [(tree, constants)]
+    strings = _string_names(tree)
     seen: set[int] = set()
     for scope, names in scopes:
         loops = {id(n) for loop in ast.walk(scope) if isinstance(loop, ast.For | ast.While) for n in ast.walk(loop)}
@@ -275,13 +276,10 @@ def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = f
             if not isinstance(node, ast.Call) or id(node) in seen:
                 continue
             callee = ast.unparse(node.func)
-            kernel = bindings.get(callee)
-            if kernel is None and isinstance(node.func, ast.Call):
-                kernel = _kernel_name_of(node.func)
-                inner = node.func.args[0] if node.func.args else None
-                if kernel is None and isinstance(inner, ast.Constant) and inner.value in kernel_names:
-                    kernel = str(inner.value)
-            if kernel is None:
+            kernels = [bindings[callee]] if callee in bindings else []
+            if not kernels and isinstance(node.func, ast.Call):
+                kernels = _looked_up_kernels(node.func, kernel_names, strings)
+            if not kernels:
                 continue
             seen.add(id(node))
             arguments = {"grid": node.args[0] if node.args else None,
@@ -291,13 +289,42 @@ def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = f
                 if keyword.arg in arguments:
                     arguments[keyword.arg] = keyword.value
             evaluator = _PyEval(names)
-            sites.append(LaunchSite(
-                kernel=kernel, block=_py_dims(evaluator, arguments["block"]),
-                grid=_py_dims(evaluator, arguments["grid"]),
-                dynamic_smem=int(_py_value(evaluator, arguments["shared_mem"]) or 0),
-                scalar_args=_py_scalars(evaluator, arguments["args"]), origin="cupy-launch",
-                in_loop=id(node) in loops, line=node.lineno, branch=_py_branch(node, parents)))
+            branch = _py_branch(node, parents)
+            for index, kernel in enumerate(kernels):
+                # one call site that picks its kernel at run time: the choices exclude each other
+                choice = ((id(node), index),) if len(kernels) > 1 else ()
+                sites.append(LaunchSite(
+                    kernel=kernel, block=_py_dims(evaluator, arguments["block"]),
+                    grid=_py_dims(evaluator, arguments["grid"]),
+                    dynamic_smem=int(_py_value(evaluator, arguments["shared_mem"]) or 0),
+                    scalar_args=_py_scalars(evaluator, arguments["args"]), origin="cupy-launch",
+                    in_loop=id(node) in loops, line=node.lineno, branch=branch + choice))
     return sorted(sites, key=lambda s: s.line)
+
+
+def _string_names(tree: ast.Module) -> dict[str, set[str]]:
+    """Names assigned string constants (or a conditional choice between them) anywhere in the module."""
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values = [node.value] if not isinstance(node.value, ast.IfExp) else [node.value.body, node.value.orelse]
+            texts = {v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)}
+            if texts:
+                found.setdefault(node.targets[0].id, set()).update(texts)
+    return found
+
+
+def _looked_up_kernels(call: ast.Call, kernel_names, strings: dict[str, set[str]]) -> list[str]:
+    """`get("name")` or `get(name_var)`: the kernels a lookup helper can return, by the names it is given."""
+    named = _kernel_name_of(call)
+    if named:
+        return [named]
+    argument = call.args[0] if call.args else None
+    if isinstance(argument, ast.Constant) and argument.value in kernel_names:
+        return [str(argument.value)]
+    if isinstance(argument, ast.Name):
+        return sorted(strings.get(argument.id, set()) & set(kernel_names))
+    return []
 
 
 def _py_branch(node: ast.AST, parents: dict[int, ast.AST]) -> tuple[tuple[int, int], ...]:

@@ -139,7 +139,8 @@ class StaticReport:
     features: dict[str, float]
     notes: list[str] = field(default_factory=list)
     compile_log: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the whole analysis
+    compile_seconds: float = 0.0  # of which nvcc (0 for a cached build)
     config: str | None = None
     flops: float | None = None
     min_bytes: float | None = None

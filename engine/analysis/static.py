@@ -51,6 +51,7 @@ class _Unit:
     source: str
     log: str = ""
     ok: bool = False
+    compile_seconds: float = 0.0  # 0 when the build came from the cache
     resources: dict[str, KernelResources] = field(default_factory=dict)
     mixes: dict[str, InstructionMix] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -63,7 +64,7 @@ def _compile(source: str, arch: str, cache_dir: Path) -> _Unit:
     except ToolMissing as exc:
         unit.notes.append(f"not compiled: {exc}")
         return unit
-    unit.log, unit.ok = build.log, build.ok
+    unit.log, unit.ok, unit.compile_seconds = build.log, build.ok, build.seconds
     if not build.ok:
         unit.notes.append("compile error: " + _first_error(build.log))
         return unit
@@ -220,7 +221,8 @@ def analyse_candidate(problem, source: str, language: str, config=None, *, arch:
     return StaticReport(ok=ok, language=language, arch=arch, kernels=kernels, features=features,
                         notes=list(dict.fromkeys(notes)), compile_log="\n".join(u.log for u in units),
                         seconds=time.perf_counter() - started, config=getattr(config, "name", None),
-                        flops=flops, min_bytes=min_bytes, launches_per_call=launch_sites)
+                        flops=flops, min_bytes=min_bytes, launches_per_call=launch_sites,
+                        compile_seconds=sum(u.compile_seconds for u in units))
 
 
 def _ai(flops: float | None, min_bytes: float | None) -> float | None:

@@ -8,7 +8,7 @@ analytical intensity against the device's ridge (the class is then marked a stat
 from __future__ import annotations
 
 from engine.analysis.devices import DeviceCeilings, match_device
-from engine.analysis.ncu import NcuSummary
+from engine.analysis.ncu import NcuProfile, NcuSummary
 from engine.analysis.record import StaticReport
 from engine.analysis.roofline import classify, precision_for, roofline_point
 from engine.feedback.model import Diagnostics
@@ -26,13 +26,22 @@ def _device(device: DeviceCeilings | None, evaluation) -> tuple[DeviceCeilings |
 
 
 def build_diagnostics(static: StaticReport | None = None, ncu: NcuSummary | None = None, evaluation=None,
-                      problem=None, device: DeviceCeilings | None = None,
-                      seconds: float | None = None) -> Diagnostics:
-    """`seconds`: one call's time, if known from elsewhere (default: ncu's duration, else the verifier's median)."""
+                      problem=None, device: DeviceCeilings | None = None, seconds: float | None = None,
+                      profile: NcuProfile | None = None) -> Diagnostics:
+    """`seconds`: one call's time, if known from elsewhere (default: ncu's duration, else the verifier's median).
+
+    `profile`: a raw ncu run; when it failed (no ncu, counters refused, over budget) the diagnostics
+    are static only and say why.
+    """
     device, note = _device(device, evaluation)
-    diagnostics = Diagnostics(static=static, ncu=ncu, evaluation=evaluation, problem=problem, device=device)
-    if note:
-        diagnostics.notes.append(note)
+    notes = [note] if note else []
+    if profile is not None:
+        if profile.ok and ncu is None:
+            ncu = profile.summary()
+        elif not profile.ok:
+            notes.append(f"no dynamic diagnostics ({profile.reason}): static diagnostics only")
+    diagnostics = Diagnostics(static=static, ncu=ncu, evaluation=evaluation, problem=problem, device=device,
+                              notes=notes)
     features = static.features if static is not None else {}
     precision = precision_for(getattr(problem, "dtype", "float32") or "float32",
                               bool(features.get("uses_tensor_cores")), bool(features.get("uses_wgmma")), device)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from engine.analysis.devices import DeviceCeilings
 from engine.analysis.ncu import NcuSummary
@@ -56,3 +56,17 @@ class Diagnostics:
     @property
     def sms(self) -> int | None:
         return self.device.sms if self.device is not None else None
+
+    def to_json(self, findings: list[Finding] | None = None) -> dict:
+        """What the DB and the dashboard keep: the raw records, the class, and the findings if given."""
+        return {
+            "static": self.static.to_json() if self.static is not None else None,
+            "ncu": asdict(self.ncu) if self.ncu is not None else None,
+            "device": self.device.name if self.device is not None else None,
+            "roofline": asdict(self.roofline) if self.roofline is not None else None,
+            "bottleneck": str(self.bottleneck) if self.bottleneck is not None else None,
+            "bottleneck_reason": self.classification.reason if self.classification else None,
+            "bottleneck_measured": self.classification.measured if self.classification else None,
+            "findings": [asdict(f) for f in findings or []],
+            "notes": list(self.notes),
+        }

@@ -8,7 +8,7 @@ from engine.feedback.model import Diagnostics, Finding
 from engine.feedback.registry import tool
 from engine.feedback.text import code, fmt_bytes
 
-UNCOALESCED_EXCESS = 2.0  # sectors per request over the ideal before it is worth a finding
+UNCOALESCED_EXCESS = 2.0  # sectors per request over the ideal beyond which it is worth a finding
 BANK_CONFLICT_WAYS = 2.0
 
 
@@ -21,7 +21,7 @@ def coalescing(d: Diagnostics) -> list[Finding]:
         measured = {"load": d.ncu.ld_sectors_per_request, "store": d.ncu.st_sectors_per_request}
     for kernel in d.static.kernels if d.static is not None else []:
         worst = kernel.worst_access()
-        if worst is None or worst.excess < UNCOALESCED_EXCESS:
+        if worst is None or worst.excess <= UNCOALESCED_EXCESS:
             continue
         verb = {"load": "read", "store": "write", "atomic": "update"}[worst.kind]
         noun = "loads" if worst.kind == "load" else "stores"
@@ -36,7 +36,7 @@ def coalescing(d: Diagnostics) -> list[Finding]:
         findings.append(Finding(
             tool="coalescing", category="memory/uncoalesced-access",
             title=f"uncoalesced global {noun}",
-            evidence=f"{code(worst.expression)} averages {sectors:.0f} sectors per request ({source}; ideal "
+            evidence=f"{code(worst.expression)} averages {sectors:.3g} sectors per request ({source}; ideal "
                      f"{worst.ideal_sectors}): {apart}",
             suggestion=f"make threadIdx.x index the contiguous dimension of {worst.array}"
                        + ("; for a transpose, stage a tile through shared memory so both the read and the write "
@@ -47,7 +47,7 @@ def coalescing(d: Diagnostics) -> list[Finding]:
     if not findings and d.ncu is not None and d.static is not None:
         for kind, value in measured.items():
             ideal = 4 * max(1.0, d.feature("vector_width", 4) / 4)
-            if value is not None and value >= ideal * UNCOALESCED_EXCESS:
+            if value is not None and value > ideal * UNCOALESCED_EXCESS:
                 findings.append(Finding(
                     tool="coalescing", category="memory/uncoalesced-access", title=f"uncoalesced global {kind}s",
                     evidence=f"global {kind}s average {value:.1f} sectors per request (measured; ideal {ideal:.0f})",
@@ -100,7 +100,7 @@ def vectorization(d: Diagnostics) -> list[Finding]:
         if mix.max_global_width >= 16:
             continue
         accesses = kernel.global_accesses()
-        if not accesses or any(a.excess >= UNCOALESCED_EXCESS for a in accesses):
+        if not accesses or any(a.excess > UNCOALESCED_EXCESS for a in accesses):
             continue  # fix coalescing first; vectorising a strided access does not help
         if d.dtype not in ("float32", "float16", "bfloat16", "int32"):
             continue

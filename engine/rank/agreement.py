@@ -76,6 +76,7 @@ class AgreementReport:
     raw_agreement: float | None
     measured_votes: int
     measured_agreement: float | None
+    left_share: float | None = None  # of live A/B votes, the share for the left side: 0.5 = no position bias
 
     def weights(self) -> dict[int, float]:
         return {row.labeler_id: row.weight for row in self.labelers}
@@ -150,12 +151,14 @@ def compute_agreement(labels: Sequence[LabelRow], names: Mapping[int, str],
             measured_agreement=sum(hits_measured) / len(hits_measured) if hits_measured else None,
             weight=_weight(hits, len(own) + len(hits_measured))))
     all_measured = [hit for hits in measured.values() for hit in hits]
+    sided = [label.choice == "a" for label in labels if not label.undone and label.choice in ("a", "b")]
     n_pairs = len(pooled[0])
     return AgreementReport(
         labelers=tuple(rows), overall_kappa=cohen_kappa(*pooled), overlap_pairs=len(overlap), rating_pairs=n_pairs,
         raw_agreement=sum(x == y for x, y in zip(*pooled, strict=True)) / n_pairs if n_pairs else None,
         measured_votes=len(all_measured),
-        measured_agreement=sum(all_measured) / len(all_measured) if all_measured else None)
+        measured_agreement=sum(all_measured) / len(all_measured) if all_measured else None,
+        left_share=sum(sided) / len(sided) if sided else None)
 
 
 def agreement_from(labels: Sequence[LabelRow], evidence: Mapping[int, CandidateEvidence],

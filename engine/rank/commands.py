@@ -165,7 +165,8 @@ def agreement_command(as_json: bool = typer.Option(False, "--json")) -> None:
     console.print(table)
     console.print(f"overall: kappa {_num(report.overall_kappa)} over {report.overlap_pairs} overlapping pairs "
                   f"({report.rating_pairs} rating pairs, raw agreement {_pct(report.raw_agreement)}); "
-                  f"with measurement {_pct(report.measured_agreement)} of {report.measured_votes} votes")
+                  f"with measurement {_pct(report.measured_agreement)} of {report.measured_votes} votes; "
+                  f"left side chosen in {_pct(report.left_share)} of A/B votes")
 
 
 def register(app: typer.Typer) -> None:

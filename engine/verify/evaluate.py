@@ -19,7 +19,7 @@ from pathlib import Path
 from engine.build.candidate import CandidateBuild, build_candidate, language_of
 from engine.build.parallel import BuildRequest, build_executor, submit_build
 from engine.problems.model import Problem
-from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool
+from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool, gpu_driver_present
 from engine.verify.prepare import TimingOptions, make_job
 from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
 from engine.verify.static_rules import check_static
@@ -58,6 +58,12 @@ class Verifier:
             self.settings = get_settings()
         self._own_pool = self.pool is None
 
+    def has_gpu(self) -> bool:
+        """Asks the workers, unless there is no NVIDIA driver at all (then no worker is started for the answer)."""
+        if self.pool is None and not gpu_driver_present():
+            return False
+        return self.ensure_pool().gpu
+
     def ensure_pool(self) -> WorkerPool:
         if self.pool is None:
             self.pool = WorkerPool(config=PoolConfig.from_settings(self.settings))
@@ -80,7 +86,7 @@ class Verifier:
         return check_static(source, language, problem.dtype) if self.options.static_checks else []
 
     def build(self, problem: Problem, source: str, language: str) -> CandidateBuild:
-        gpu = self.ensure_pool().gpu
+        gpu = self.has_gpu()
         return build_candidate(problem, source, language, arch=self.settings.gpu_arch,
                                cache_dir=self.settings.cache_dir / "build", prebuild_inline=gpu, with_baseline=gpu)
 
@@ -96,7 +102,7 @@ class Verifier:
         if not build.ok:
             return EvaluationResult(Verdict.COMPILE_ERROR, f"does not compile: {build.error}",
                                     log=build.log[-LOG_CHARS:], build_seconds=build.seconds, notes=list(build.notes))
-        if build.needs_gpu and not self.ensure_pool().gpu:
+        if build.needs_gpu and not self.has_gpu():
             kernels = ", ".join(build.kernel_names) or "no kernels found"
             return EvaluationResult(Verdict.NEEDS_GPU, f"compiled ({len(build.cubins)} cubin(s): {kernels}) and "
                                     "statically checked; running it needs a GPU", log=build.log[-LOG_CHARS:],
@@ -105,7 +111,7 @@ class Verifier:
 
     def job_for(self, problem: Problem, build: CandidateBuild, source: str):
         options, settings = self.options, self.settings
-        device = "cuda" if self.ensure_pool().gpu else "cpu"
+        device = "cuda" if self.has_gpu() else "cpu"
         policy = options.timing_policy or TimingOptions.from_settings(settings)
         timeout = options.timeout_s or settings.worker_timeout_s
         cpu_budget = timeout * max(2, os.cpu_count() or 1) + 60
@@ -191,7 +197,7 @@ class Verifier:
     def evaluate_many(self, problem: Problem, candidates: Sequence[tuple[str, str]]) -> list[EvaluationResult]:
         """(source, language) pairs → results in the same order; builds overlap the workers' jobs."""
         pool = self.ensure_pool()
-        gpu = pool.gpu
+        gpu = self.has_gpu()
         statics = [self.static(problem, s, lang) for s, lang in candidates]
         results: list[EvaluationResult | None] = [None] * len(candidates)
         builds: dict[int, Future] = {}

@@ -78,6 +78,11 @@ class JobOutcome:
     worker_pid: int | None = None
 
 
+def gpu_driver_present() -> bool:
+    """Whether an NVIDIA driver is loaded here: cheap, no CUDA initialisation (False means certainly no GPU)."""
+    return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidiactl").exists()
+
+
 def _signal_name(returncode: int | None) -> str:
     if returncode is None:
         return "still running"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
-from torch.profiler import ProfilerActivity, profile, record_function
+from torch.autograd.profiler import profile, record_function
 
 from engine.verify.records import KernelLaunch
 
@@ -51,14 +51,14 @@ def _under_trivial(event) -> bool:
 
 
 def profile_call(fn: Callable[[], object], cuda: bool) -> CallProfile:
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
-    with profile(activities=activities) as prof:
+    # The autograd profiler, not torch.profiler: the latter imports torch._inductor on start (seconds).
+    with profile(use_device="cuda" if cuda else None, use_kineto=cuda) as prof:
         with record_function(MARKER):
             fn()
         if cuda:
             torch.cuda.synchronize()
     result = CallProfile()
-    for event in prof.events():
+    for event in prof.function_events:
         device_type = getattr(event, "device_type", None)
         if cuda and device_type is not None and device_type.name == "CUDA":
             calls, total = result.kernels.get(event.name, (0, 0.0))

@@ -210,9 +210,11 @@ class _PythonRules(ast.NodeVisitor):
             name = dotted(target)
             if name in ALLOWED_TORCH_SETTINGS:
                 return
-            if _root(name) in PROTECTED_ROOTS:
-                rule = "precision" if any(p.search(name) for p in (_PY_PRECISION["tf32"],)) else "monkeypatch"
-                self.add(rule, node, f"assigns {name}")
+            if _PY_PRECISION["tf32"].search(name):
+                if "tf32" in self.lowered:
+                    self.add("precision", node, f"assigns {name} (below the problem's precision)")
+            elif _root(name) in PROTECTED_ROOTS:
+                self.add("monkeypatch", node, f"assigns {name}")
         elif isinstance(target, ast.Tuple | ast.List):
             for element in target.elts:
                 self._assigned(element, node)

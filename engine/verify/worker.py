@@ -79,7 +79,7 @@ def main(config: dict) -> int:
     faulthandler.enable(file=sys.stderr, all_threads=True)
     started = time.perf_counter()
     import torch
-    import torch.profiler  # noqa: F401 - loaded before the guard's snapshot, not inside a job
+    import torch.autograd.profiler  # noqa: F401 - loaded before the guard's snapshot, not inside a job
 
     from engine.verify import audit
     from engine.verify.guards import ProcessGuard

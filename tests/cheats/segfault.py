@@ -1,4 +1,4 @@
-"""Crashes the worker process (reads address 0). Verdict: runtime_error; the pool replaces the worker."""
+"""Crashes the worker process (writes to an unmapped address). Verdict: runtime_error; the pool replaces the worker."""
 import ctypes
 
 import torch
@@ -6,5 +6,5 @@ import torch
 
 class ModelNew(torch.nn.Module):
     def forward(self, x):
-        ctypes.string_at(0, 16)
+        ctypes.memset(64, 0, 64)
         return x

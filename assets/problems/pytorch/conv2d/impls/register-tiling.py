@@ -14,7 +14,7 @@ CUDA_SOURCE = r"""
 
 // Block (16, 16): a 16x16 output tile for CO_TILE output channels of one image.
 // Grid: x = output tiles, y = output-channel groups, z = images (y and z loop when capped).
-extern "C" __global__ void __launch_bounds__(256) conv2d_regtile(const float* __restrict__ x,
+extern "C" __global__ void __launch_bounds__(256) conv_regtile(const float* __restrict__ x,
                                                                  const float* __restrict__ w,
                                                                  const float* __restrict__ b,
                                                                  float* __restrict__ y, int NB, int C, int K,
@@ -68,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(256) conv2d_regtile(const float* __
 }
 
 // Any other kernel size: one thread per output.
-extern "C" __global__ void conv2d_generic(const float* __restrict__ x, const float* __restrict__ w,
+extern "C" __global__ void conv_generic(const float* __restrict__ x, const float* __restrict__ w,
                                           const float* __restrict__ b, float* __restrict__ y,
                                           int NB, int C, int K, int H, int W, int OH, int OW, int R, int pad) {
     long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -125,11 +125,11 @@ class ModelNew(torch.nn.Module):
             if R == 3:
                 tiles = ((OH + 15) // 16) * ((OW + 15) // 16)
                 grid = (tiles, min((K + CO_TILE - 1) // CO_TILE, 65535), min(NB, 65535))
-                _get("conv2d_regtile")(grid, (16, 16), ptrs + (cp.int32(NB), cp.int32(C), cp.int32(K), cp.int32(H),
+                _get("conv_regtile")(grid, (16, 16), ptrs + (cp.int32(NB), cp.int32(C), cp.int32(K), cp.int32(H),
                                                              cp.int32(W), cp.int32(OH), cp.int32(OW), cp.int32(pad)))
             else:
                 total = y.numel()
-                _get("conv2d_generic")(((total + 255) // 256,), (256,),
+                _get("conv_generic")(((total + 255) // 256,), (256,),
                                        ptrs + (cp.int32(NB), cp.int32(C), cp.int32(K), cp.int32(H), cp.int32(W),
                                                cp.int32(OH), cp.int32(OW), cp.int32(R), cp.int32(pad)))
         return y

@@ -15,7 +15,7 @@ extern "C" __global__ void gelu_grid_stride(const float* __restrict__ x, float* 
 }
 """
 
-_gelu = cp.RawKernel(CUDA_SOURCE, "gelu_grid_stride")
+_kernel = cp.RawKernel(CUDA_SOURCE, "gelu_grid_stride")
 
 
 class ModelNew(torch.nn.Module):
@@ -31,5 +31,5 @@ class ModelNew(torch.nn.Module):
         sms = torch.cuda.get_device_properties(x.device).multi_processor_count
         blocks = min((n + BLOCK_SIZE - 1) // BLOCK_SIZE, sms * BLOCKS_PER_SM)
         with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            _gelu((blocks,), (BLOCK_SIZE,), (x.data_ptr(), y.data_ptr(), cp.int64(n)))
+            _kernel((blocks,), (BLOCK_SIZE,), (x.data_ptr(), y.data_ptr(), cp.int64(n)))
         return y

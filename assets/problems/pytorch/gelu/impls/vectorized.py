@@ -14,7 +14,7 @@ __device__ __forceinline__ float gelu1(float v) { return 0.5f * v * (1.0f + erff
 
 // x and y must be 16-byte aligned. Block b covers float4s [b*blockDim*UNROLL, (b+1)*blockDim*UNROLL);
 // the n % 4 tail elements are done by the first threads of block 0.
-extern "C" __global__ void gelu_vec4(const float* __restrict__ x, float* __restrict__ y, long long n) {
+extern "C" __global__ void vec4_kernel(const float* __restrict__ x, float* __restrict__ y, long long n) {
     const float4* x4 = reinterpret_cast<const float4*>(x);
     float4* y4 = reinterpret_cast<float4*>(y);
     long long n4 = n / 4;
@@ -40,7 +40,7 @@ extern "C" __global__ void gelu_vec4(const float* __restrict__ x, float* __restr
     }
 }
 
-extern "C" __global__ void gelu_scalar(const float* __restrict__ x, float* __restrict__ y, long long n) {
+extern "C" __global__ void scalar_kernel(const float* __restrict__ x, float* __restrict__ y, long long n) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = gelu1(x[i]);
 }
@@ -50,7 +50,7 @@ _module = cp.RawModule(code=CUDA_SOURCE, options=("-DUNROLL=%d" % UNROLL,))
 _kernels = {}
 
 
-def _kernel(name):
+def _get(name):
     if name not in _kernels:
         _kernels[name] = _module.get_function(name)
     return _kernels[name]
@@ -71,7 +71,7 @@ class ModelNew(torch.nn.Module):
             if x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0:
                 per_block = BLOCK_SIZE * UNROLL
                 blocks = max((n // 4 + per_block - 1) // per_block, 1)
-                _kernel("gelu_vec4")((blocks,), (BLOCK_SIZE,), args)
+                _get("vec4_kernel")((blocks,), (BLOCK_SIZE,), args)
             else:
-                _kernel("gelu_scalar")(((n + BLOCK_SIZE - 1) // BLOCK_SIZE,), (BLOCK_SIZE,), args)
+                _get("scalar_kernel")(((n + BLOCK_SIZE - 1) // BLOCK_SIZE,), (BLOCK_SIZE,), args)
         return y

@@ -9,7 +9,7 @@ __device__ __forceinline__ float vmax(float m, float v) { return (v > m || v != 
 
 // Block (32, BLOCK_ROWS) = one output tile of one (n, c) plane. Grid: x = tile column,
 // y = tile row, z = plane (y and z loop when capped at 65535). Out-of-image cells hold -inf.
-extern "C" __global__ void maxpool_tiled(const float* __restrict__ x, float* __restrict__ y, long long planes,
+extern "C" __global__ void pool_tiled(const float* __restrict__ x, float* __restrict__ y, long long planes,
                                          int H, int W, int OH, int OW, int k, int s, int p) {
     extern __shared__ float tile[];  // TH x TW floats
     const float NEG_INF = -__int_as_float(0x7f800000);
@@ -41,7 +41,7 @@ extern "C" __global__ void maxpool_tiled(const float* __restrict__ x, float* __r
 }
 
 // Fallback when the patch would not fit in 48 KiB of shared memory (very large kernel or stride).
-extern "C" __global__ void maxpool_flat(const float* __restrict__ x, float* __restrict__ y, long long planes,
+extern "C" __global__ void pool_flat(const float* __restrict__ x, float* __restrict__ y, long long planes,
                                         int H, int W, int OH, int OW, int k, int s, int p) {
     long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (o >= planes * OH * OW) return;
@@ -91,8 +91,8 @@ class ModelNew(torch.nn.Module):
         with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
             if smem <= 48 * 1024:
                 grid = ((OW + 31) // 32, min((OH + BLOCK_ROWS - 1) // BLOCK_ROWS, 65535), min(NB * C, 65535))
-                _get("maxpool_tiled")(grid, (32, BLOCK_ROWS), args, shared_mem=smem)
+                _get("pool_tiled")(grid, (32, BLOCK_ROWS), args, shared_mem=smem)
             else:
                 n = y.numel()
-                _get("maxpool_flat")(((n + 255) // 256,), (256,), args)
+                _get("pool_flat")(((n + 255) // 256,), (256,), args)
         return y

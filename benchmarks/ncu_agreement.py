@@ -1,0 +1,141 @@
+"""On the device: how often the static coalescing and occupancy estimates agree with ncu, across the
+shipped library, and how long ncu takes per candidate (target <= 10 s).
+
+For each CUDA implementation: the static report at one configuration, then ncu (`--clock-control
+none`, the fixed metric set, the candidate's own kernels only, one launch each) around
+`python -m engine.analysis.profile_target SLUG IMPL --config NAME`. Per kernel it compares
+  * global load and store sectors per request: static loop-weighted estimate vs ncu's
+    sectors / requests (agree: within 25 % or 1 sector);
+  * theoretical occupancy: the static model vs ncu's sm__maximum_warps_per_active_cycle_pct
+    (agree: within 1 percentage point); achieved occupancy is reported beside it.
+
+    python benchmarks/ncu_agreement.py [--json $OUT/ncu_agreement.json] [--only SLUG ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TARGET_BYTES = 64e6  # profile the configuration whose minimum traffic is closest to this
+
+
+def pick_config(problem):
+    if problem.bytes_expr is None:
+        return problem.configs[min(1, len(problem.configs) - 1)]
+    return min(problem.configs, key=lambda c: abs((problem.min_bytes(c) or 0) - TARGET_BYTES))
+
+
+def short_name(ncu_name: str) -> str:
+    name = ncu_name.split("(")[0].strip()
+    name = re.sub(r"<.*>$", "", name)
+    return name.split("::")[-1].split()[-1] if name else name
+
+
+def agree_sectors(static: float | None, measured: float | None) -> bool | None:
+    if static is None or measured is None:
+        return None
+    return abs(static - measured) <= max(1.0, 0.25 * measured)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--only", nargs="*", default=None, help="problem slugs")
+    parser.add_argument("--budget", type=float, default=60.0, help="ncu time limit per candidate (s)")
+    options = parser.parse_args()
+
+    import torch
+
+    from engine.analysis import analyse_candidate, profile_command
+    from engine.problems import scan_all
+    from engine.settings import get_settings
+
+    major, minor = torch.cuda.get_device_capability()
+    arch = f"sm_{major}{minor}"
+    settings = get_settings()
+    rows, kernel_rows = [], []
+    for problem in scan_all().problems:
+        if options.only and problem.slug not in options.only:
+            continue
+        config = pick_config(problem)
+        for impl in (i for i in problem.implementations if i.device == "cuda"):
+            report = analyse_candidate(problem, impl.source, impl.language, config, arch=arch,
+                                       cache_dir=settings.cache_dir)
+            names = sorted({k.name for k in report.kernels})
+            if not names:
+                rows.append({"candidate": f"{problem.slug}/{impl.name}", "error": "no kernels", "notes": report.notes})
+                continue
+            regex = "^(" + "|".join(re.escape(n) for n in names) + r")\b"
+            command = [sys.executable, "-m", "engine.analysis.profile_target", problem.slug, impl.name,
+                       "--config", config.name]
+            started = time.perf_counter()
+            profile = profile_command(command, budget_s=options.budget, kernel_regex=regex,
+                                      launch_count=max(len(names), report.launches_per_call or 1), cwd=str(ROOT))
+            seconds = time.perf_counter() - started
+            row = {"candidate": f"{problem.slug}/{impl.name}", "config": config.name, "ncu_s": seconds,
+                   "ok": profile.ok, "reason": profile.reason, "missing_metrics": profile.missing_metrics}
+            rows.append(row)
+            print(f"{row['candidate']:40s} ncu {seconds:6.1f} s {'ok' if profile.ok else profile.reason}", flush=True)
+            if not profile.ok:
+                continue
+            by_kernel: dict[str, list] = {}
+            for kernel in profile.kernels:
+                by_kernel.setdefault(short_name(kernel.name), []).append(kernel)
+            for kernel in report.kernels:
+                measured = by_kernel.get(kernel.name)
+                if not measured:
+                    continue
+                from engine.analysis.ncu import summarise
+
+                summary = summarise(measured)
+                occ = kernel.occupancy.get(arch)
+                theory = summary.theoretical_occupancy
+                entry = {
+                    "candidate": row["candidate"], "kernel": kernel.name, "block": kernel.launch.block,
+                    "launch_origin": kernel.launch.origin,
+                    "static_ld": kernel.sectors_per_request("load"), "ncu_ld": summary.ld_sectors_per_request,
+                    "static_st": kernel.sectors_per_request("store"), "ncu_st": summary.st_sectors_per_request,
+                    "static_occupancy": occ.occupancy if occ else None, "ncu_theoretical_occupancy": theory,
+                    "ncu_achieved_occupancy": summary.achieved_occupancy,
+                    "ncu_block": summary.block_threads,
+                }
+                entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
+                entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
+                entry["occupancy_agree"] = (None if occ is None or theory is None
+                                            else abs(occ.occupancy - theory) <= 0.01)
+                kernel_rows.append(entry)
+                print(f"    {kernel.name:28s} ld {entry['static_ld']} vs {entry['ncu_ld']}  st {entry['static_st']} "
+                      f"vs {entry['ncu_st']}  occ {entry['static_occupancy']} vs {theory}", flush=True)
+
+    def rate(key: str) -> dict:
+        decided = [r[key] for r in kernel_rows if r[key] is not None]
+        return {"agree": sum(decided), "compared": len(decided),
+                "share": sum(decided) / len(decided) if decided else None}
+
+    times = [r["ncu_s"] for r in rows if "ncu_s" in r]
+    summary = {
+        "device": torch.cuda.get_device_name(0), "candidates": len(rows),
+        "profiled": sum(1 for r in rows if r.get("ok")), "kernels_compared": len(kernel_rows),
+        "load_sectors": rate("ld_agree"), "store_sectors": rate("st_agree"), "occupancy": rate("occupancy_agree"),
+        "ncu_seconds_median": statistics.median(times) if times else None,
+        "ncu_seconds_max": max(times) if times else None,
+        "ncu_within_10s": sum(t <= 10 for t in times),
+    }
+    print(json.dumps(summary, indent=2))
+    if options.json:
+        options.json.parent.mkdir(parents=True, exist_ok=True)
+        options.json.write_text(json.dumps({"summary": summary, "candidates": rows, "kernels": kernel_rows},
+                                           indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""The New run page: the form becomes the engine's RunRequest; problems are said in words."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from app.testing import app_at, make_run
+
+PAGE = "pages/new_run.py"
+
+
+@pytest.fixture
+def engine_calls(refinery_home, monkeypatch) -> list:
+    """A stand-in `engine.runs` with the contract's records, recording what the page asks of it."""
+    from engine.runs import LLMOptions, RunRequest
+
+    calls: list = []
+    fake = types.ModuleType("engine.runs")
+    fake.LLMOptions, fake.RunRequest = LLMOptions, RunRequest
+    fake.gpu_available = lambda: False
+    fake.run_folder = lambda run_id: refinery_home / "runs" / str(run_id)
+
+    def start_run(request):
+        calls.append(request)
+        return make_run(problem_slug=request.problem_slug)
+
+    fake.start_run = start_run
+    monkeypatch.setitem(sys.modules, "engine.runs", fake)
+    return calls
+
+
+def test_starting_a_library_run_sends_the_request_and_shows_the_log(engine_calls) -> None:
+    at = app_at(PAGE)
+    at.selectbox(key="nr_problem").set_value("transpose")
+    at.number_input(key="nr_rounds").set_value(4)
+    at.button(key="nr_start").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (request,) = engine_calls
+    assert (request.problem_slug, request.proposer, request.strategy, request.rounds, request.llm) == \
+        ("transpose", "library", "iterative", 4, None)
+    assert any("Run #1 started" in s.value for s in at.success)
+    assert any("run.log" in m.value for m in at.markdown)
+    assert at.button(key="nr_open")
+
+
+def test_an_llm_run_carries_endpoint_model_key_variable_and_temperature(engine_calls, monkeypatch) -> None:
+    monkeypatch.setenv("MY_KEY", "secret")
+    at = app_at(PAGE)
+    at.segmented_control(key="nr_proposer").set_value("llm").run()
+    at.text_input(key="nr_base_url").set_value("http://127.0.0.1:9/v1")
+    at.text_input(key="nr_model").set_value("some-model")
+    at.text_input(key="nr_key_env").set_value("MY_KEY")
+    at.selectbox(key="nr_strategy").set_value("beam").run()
+    at.number_input(key="nr_samples").set_value(3)
+    at.button(key="nr_start").click().run()
+    (request,) = engine_calls
+    assert request.proposer == "llm" and request.strategy == "beam" and request.samples == 3
+    assert (request.llm.base_url, request.llm.model, request.llm.api_key_env) == \
+        ("http://127.0.0.1:9/v1", "some-model", "MY_KEY")
+    assert "secret" not in repr(request)
+
+
+def test_an_llm_run_without_a_model_is_refused_in_words(engine_calls) -> None:
+    at = app_at(PAGE)
+    at.segmented_control(key="nr_proposer").set_value("llm").run()
+    at.text_input(key="nr_model").set_value("")
+    at.button(key="nr_start").click().run()
+    assert engine_calls == []
+    assert any("needs a model name" in e.value for e in at.error)
+
+
+def test_an_unset_key_variable_is_warned_about(engine_calls, monkeypatch) -> None:
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    at = app_at(PAGE)
+    at.segmented_control(key="nr_proposer").set_value("llm").run()
+    at.text_input(key="nr_key_env").set_value("NOT_SET_ANYWHERE").run()
+    assert any("NOT_SET_ANYWHERE" in w.value for w in at.warning)
+
+
+def test_an_engine_failure_is_said_where_the_button_is(engine_calls, monkeypatch) -> None:
+    def refuse(request):
+        raise ValueError("unknown strategy 'x'")
+
+    monkeypatch.setattr(sys.modules["engine.runs"], "start_run", refuse)
+    at = app_at(PAGE)
+    at.button(key="nr_start").click().run()
+    assert not at.exception
+    assert any("Could not start the run: unknown strategy 'x'" in e.value for e in at.error)
+    assert any(e.label == "Technical details" and not e.proto.expanded for e in at.expander)
+
+
+def test_the_problem_from_the_link_is_preselected(engine_calls) -> None:
+    at = app_at(PAGE, query={"problem": "gemm"})
+    assert at.selectbox(key="nr_problem").value == "gemm"

@@ -1,0 +1,166 @@
+"""The Run (live) page: rounds, one round's panel, charts, controls, and big runs."""
+
+from __future__ import annotations
+
+import sys
+import time
+import types
+
+import pytest
+
+from app.testing import add_round, app_at, bulk_run, make_run, seed_run, set_status
+
+PAGE = "pages/run_live.py"
+
+
+@pytest.fixture
+def controls(refinery_home, monkeypatch) -> list:
+    """A stand-in `engine.runs` that records the controls the page sends."""
+    sent: list = []
+    fake = types.ModuleType("engine.runs")
+    fake.gpu_available = lambda: False
+    fake.run_folder = lambda run_id: refinery_home / "runs" / str(run_id)
+    fake.send_control = lambda run_id, action, payload=None: sent.append((run_id, action, payload))
+    monkeypatch.setitem(sys.modules, "engine.runs", fake)
+    return sent
+
+
+def _open(run_id: int):
+    return app_at(PAGE, query={"run": str(run_id)})
+
+
+def _rounds(at) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**Round")]
+
+
+def test_with_no_runs_the_page_points_to_new_run(controls) -> None:
+    at = app_at(PAGE)
+    assert any("No runs yet" in i.value for i in at.info)
+
+
+def test_rounds_are_listed_newest_first_with_the_newest_open(controls) -> None:
+    run_id, ids = seed_run(4)
+    at = _open(run_id)
+    assert not at.exception and not at.error
+    assert [r.split(" · ")[0] for r in _rounds(at)] == ["**Round 3**", "**Round 2**", "**Round 1**", "**Round 0**"]
+    assert f"#### Round 3 · candidate #{ids[-1]}" in [m.value for m in at.markdown]
+    assert [m.value for m in at.metric][:4] == ["4 / 10", "4", "3", "2.20×"]
+
+
+def test_a_round_panel_shows_code_diff_verdict_configs_diagnostics_feedback(controls) -> None:
+    run_id, ids = seed_run(3)
+    at = _open(run_id)
+    at.button(key=f"open_{ids[1]}").click().run()
+    text = " ".join(m.value for m in at.markdown)
+    assert f"Round 1 · candidate #{ids[1]}" in text
+    assert any("__global__" in h.value for h in at.html)  # the code
+    assert any("1 line(s) added, 1 removed" in c.value for c in at.caption)  # the diff against its parent
+    assert any("Static analysis" in m.value for m in at.markdown)
+    assert any("Writes are strided" in m.value for m in at.markdown)  # feedback sent onwards
+    configs = [d.value for d in at.dataframe if "configuration" in d.value.columns]
+    assert list(configs[0]["configuration"]) == ["small", "large", "odd-shape"]
+    assert any(e.label == "Prompt and reply" for e in at.expander)
+
+
+def test_an_incorrect_round_shows_why(controls) -> None:
+    run_id = make_run()
+    cid = add_round(run_id, 0, verdict="incorrect")
+    at = _open(run_id)
+    assert any("Incorrect" in e.value for e in at.error)
+    assert any("differs" in c.value for c in at.code)
+    assert cid
+
+
+def test_a_new_round_appears_on_the_next_rerun(controls) -> None:
+    run_id, ids = seed_run(2)
+    at = _open(run_id)
+    assert len(_rounds(at)) == 2
+    add_round(run_id, 2, parent_id=ids[-1])
+    at.run()
+    assert len(_rounds(at)) == 3
+
+
+def test_controls_send_pause_stop_hint_and_fork(controls) -> None:
+    run_id, ids = seed_run(2)
+    at = _open(run_id)
+    at.button(key="ctl_pause").click().run()
+    at.button(key="ctl_stop").click().run()
+    at.text_area(key="hint_text").set_value("pad the shared tile")
+    at.button(key="FormSubmitter:hint_form-Send hint").click().run()
+    at.button(key=f"fork_{ids[-1]}").click().run()
+    assert controls == [(run_id, "pause", None), (run_id, "stop", None),
+                        (run_id, "hint", {"text": "pad the shared tile"}),
+                        (run_id, "fork", {"candidate_id": ids[-1]})]
+
+
+def test_pasting_a_candidate_inserts_it_under_the_selected_one(controls) -> None:
+    run_id, ids = seed_run(2)
+    at = _open(run_id)
+    at.text_area(key="insert_source").set_value("__global__ void k() {}")
+    at.button(key="FormSubmitter:insert_form-Insert").click().run()
+    assert controls == [(run_id, "insert", {"source": "__global__ void k() {}", "parent_id": ids[-1]})]
+
+
+def test_a_control_the_engine_refuses_is_said_in_words(controls, monkeypatch) -> None:
+    def refuse(run_id, action, payload=None):
+        raise ValueError("a hint needs some text")
+
+    monkeypatch.setattr(sys.modules["engine.runs"], "send_control", refuse)
+    run_id, _ = seed_run(1)
+    at = _open(run_id)
+    at.button(key="ctl_pause").click().run()
+    assert not at.exception
+    assert any("Could not send “pause”" in e.value for e in at.error)
+
+
+def test_a_finished_run_has_no_controls_and_no_live_updates(controls) -> None:
+    run_id, _ = seed_run(2)
+    set_status(run_id, "finished")
+    at = _open(run_id)
+    assert not any(b.key == "ctl_pause" for b in at.button)
+    assert any("has finished" in c.value for c in at.caption)
+    assert not any("Live:" in c.value for c in at.caption)
+
+
+def test_a_recorded_run_is_marked_and_read_only(controls) -> None:
+    run_id = make_run(recorded=True, status="finished")
+    add_round(run_id, 0)
+    at = _open(run_id)
+    assert any("recorded on a GPU" in m.value for m in at.markdown)
+    assert any("Recorded runs are read-only" in c.value for c in at.caption)
+
+
+def test_a_failed_run_shows_its_error(controls) -> None:
+    from db.models import Run
+    from db.session import session_scope
+
+    run_id = make_run(status="failed")
+    with session_scope() as session:
+        session.get(Run, run_id).error = "RuntimeError: worker crashed twice"
+    at = _open(run_id)
+    assert any("worker crashed twice" in e.value for e in at.error)
+
+
+def test_an_unknown_run_number_is_said_in_words(controls) -> None:
+    make_run()
+    at = _open(424242)
+    assert any("no run #424242" in e.value for e in at.error)
+    at = app_at(PAGE, query={"run": "abc"})
+    assert any("not a run number" in e.value for e in at.error)
+
+
+@pytest.mark.slow
+def test_a_run_of_ten_thousand_candidates_opens_quickly_and_pages(controls) -> None:
+    run_id = bulk_run(10_000)
+    started = time.monotonic()
+    at = _open(run_id)
+    elapsed = time.monotonic() - started
+    assert not at.exception
+    assert not any(e.value.startswith("Could not") for e in at.error), [e.value for e in at.error]
+    assert len(_rounds(at)) == 15
+    assert any("10,000 candidates" in c.value for c in at.caption)
+    assert any("Showing" in c.value and "of 10000" in c.value for c in at.caption)
+    assert elapsed < 30, f"opening took {elapsed:.1f} s"
+    started = time.monotonic()
+    at.run()  # nothing changed: the cached reads answer
+    assert time.monotonic() - started < 10

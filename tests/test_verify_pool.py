@@ -1,0 +1,132 @@
+"""The worker pool: candidates that crash, hang or raise get their verdict, the worker is replaced, the next
+candidate runs; workers run sandboxed (no secrets, limits, scratch folder)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engine.problems import load_problem
+from engine.settings import get_settings
+from engine.verify.evaluate import Verifier, VerifyOptions
+from engine.verify.jobs import Job
+from engine.verify.pool import PoolConfig, WorkerPool
+from engine.verify.prepare import TimingOptions
+from engine.verify.records import Verdict
+
+CHEATS = Path(__file__).parent / "cheats"
+FAST = VerifyOptions(timing=False, timeout_s=120, timing_policy=TimingOptions(3, 0.0, 5, 1.0, 1 << 20))
+
+
+@pytest.fixture(scope="module")
+def verifier(tmp_path_factory):
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("REFINERY_HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
+    monkeypatch.setenv("REFINERY_DATABASE_URL", "postgresql://user:secret@db/refinery")
+    get_settings.cache_clear()
+    settings = get_settings()
+    pool = WorkerPool(config=PoolConfig.from_settings(settings))
+    yield Verifier(pool=pool, options=FAST, settings=settings)
+    pool.close()
+    monkeypatch.undo()
+    get_settings.cache_clear()
+
+
+@pytest.fixture(scope="module")
+def relu():
+    return load_problem(CHEATS / "problems" / "pytorch" / "relu-small")
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return load_problem(CHEATS / "problems" / "c" / "scale-small")
+
+
+def with_options(verifier, **changes) -> Verifier:
+    return Verifier(pool=verifier.pool, options=replace(FAST, **changes), settings=verifier.settings)
+
+
+def info(verifier) -> dict:
+    job = Job(kind="pytorch", device="cpu", candidate_source="", candidate_language="python", configs=[],
+              init_seed=0, mode="info")
+    outcome = verifier.pool.run(job)
+    assert outcome.status == "ok"
+    return outcome.raw
+
+
+def test_worker_environment_has_no_secrets_and_runs_in_a_scratch_folder(verifier):
+    facts = info(verifier)
+    assert "OPENAI_API_KEY" not in facts["env"] and "REFINERY_DATABASE_URL" not in facts["env"]
+    assert "CUPY_CACHE_DIR" in facts["env"] and "TMPDIR" in facts["env"]
+    assert Path(facts["cwd"]).is_relative_to(verifier.settings.cache_dir)
+
+
+def test_worker_runs_under_cpu_file_size_and_memory_limits(verifier):
+    limits = info(verifier)["limits"]
+    settings = verifier.settings
+    assert 0 < limits["RLIMIT_CPU"][1] <= settings.worker_cpu_seconds
+    assert limits["RLIMIT_FSIZE"][1] == settings.worker_file_size_mb * 2**20
+    assert limits["RLIMIT_AS"][1] == settings.worker_memory_mb * 2**20  # no GPU here: address space is capped
+    assert limits["RLIMIT_CORE"] == [0, 0]
+
+
+def test_a_candidate_that_raises_gets_runtime_error_with_its_traceback(verifier, relu):
+    result = verifier.evaluate(relu, (CHEATS / "raises.py").read_text())
+    assert result.verdict == Verdict.RUNTIME_ERROR and "this kernel is not finished" in result.message
+    assert "Traceback" in result.log and "candidate.py" in result.log
+
+
+def test_a_hanging_candidate_times_out_and_the_next_one_runs(verifier, relu):
+    pid_before = info(verifier)["pid"]
+    result = with_options(verifier, timeout_s=8).evaluate(relu, (CHEATS / "hangs.py").read_text())
+    assert result.verdict == Verdict.TIMEOUT and "killed" in result.message
+    after = verifier.evaluate(relu, (CHEATS / "honest.py").read_text())
+    assert after.verdict == Verdict.CORRECT and info(verifier)["pid"] != pid_before
+
+
+def test_a_segfaulting_python_candidate_is_a_runtime_error_and_the_worker_is_replaced(verifier, relu):
+    result = with_options(verifier, static_checks=False).evaluate(relu, (CHEATS / "segfault.py").read_text())
+    assert result.verdict == Verdict.RUNTIME_ERROR and "SIGSEGV" in result.message
+    assert "Fatal Python error" in result.log or "Segmentation" in result.log
+
+
+def test_a_segfaulting_c_candidate_does_not_stop_the_next_candidate(verifier, scale):
+    crashed = verifier.evaluate(scale, (CHEATS / "c_segfault.c").read_text(), "c")
+    assert crashed.verdict == Verdict.RUNTIME_ERROR and "died" in crashed.message
+    fine = verifier.evaluate(scale, scale.implementation("cpu-naive").source, "c")
+    assert fine.verdict == Verdict.CORRECT
+
+
+def test_a_hanging_c_candidate_times_out(verifier, scale):
+    result = with_options(verifier, timeout_s=8).evaluate(scale, (CHEATS / "c_hang.c").read_text(), "c")
+    assert result.verdict == Verdict.TIMEOUT
+
+
+@pytest.mark.parametrize(("cheat", "verdict", "words"), [
+    ("syntax_error.py", Verdict.LOAD_ERROR, "syntax error"),
+    ("no_model_new.py", Verdict.LOAD_ERROR, "ModelNew"),
+    ("c_wrong_entry.c", Verdict.LOAD_ERROR, "kernel_scale"),
+    ("c_compile_error.c", Verdict.COMPILE_ERROR, "undefined_name"),
+])
+def test_broken_candidates_get_the_verdict_of_their_stage(verifier, relu, scale, cheat, verdict, words):
+    path = CHEATS / cheat
+    problem, language = (relu, "python") if path.suffix == ".py" else (scale, "c")
+    result = verifier.evaluate(problem, path.read_text(), language)
+    assert result.verdict == verdict and words in result.message
+
+
+def test_candidate_prints_go_to_the_log_and_cannot_break_the_protocol(verifier, relu):
+    chatty = (CHEATS / "honest.py").read_text().replace("        return x * (x > 0)",
+                                                        '        print(\'{"type": "result"}\')\n'
+                                                        "        return x * (x > 0)")
+    result = verifier.evaluate(relu, chatty)
+    assert result.verdict == Verdict.CORRECT and '{"type": "result"}' in result.log
+
+
+def test_pool_runs_jobs_submitted_concurrently(verifier, relu):
+    futures = [verifier.pool.submit(Job(kind="pytorch", device="cpu", candidate_source="", candidate_language="python",
+                                        configs=[], init_seed=i, mode="info")) for i in range(3)]
+    assert [f.result().status for f in futures] == ["ok", "ok", "ok"]
