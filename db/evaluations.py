@@ -56,7 +56,10 @@ def result_from_row(row: Evaluation) -> EvaluationResult:
 def store_evaluation(result: EvaluationResult, *, problem_slug: str | None = None, source: str | None = None,
                      language: str = "python", candidate_id: int | None = None, origin: str = "human",
                      strategy: str | None = None, url: str | None = None) -> tuple[int, int]:
-    """Store `result`; with no `candidate_id` a candidate row is created from `source`. Returns (candidate, evaluation) ids."""
+    """Store `result`; with no `candidate_id` a candidate row is made from `source`.
+
+    Returns (candidate id, evaluation id).
+    """
     with session_scope(url) as session:
         if candidate_id is None:
             if problem_slug is None or source is None:

@@ -7,6 +7,7 @@ up identical.
 from __future__ import annotations
 
 from collections.abc import Iterator
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -56,6 +57,7 @@ def migrate(engine: Engine) -> None:
 
 
 _ENGINES: dict[str, Engine] = {}
+_ENGINES_LOCK = threading.Lock()  # two threads opening one database must not both run the migrations
 
 
 def get_engine(url: str | None = None) -> Engine:
@@ -64,18 +66,23 @@ def get_engine(url: str | None = None) -> Engine:
         from engine.settings import get_settings
 
         url = get_settings().resolved_database_url
-    if url not in _ENGINES:
-        engine = make_engine(url)
-        migrate(engine)
-        _ENGINES[url] = engine
-    return _ENGINES[url]
+    engine = _ENGINES.get(url)
+    if engine is None:
+        with _ENGINES_LOCK:
+            if url not in _ENGINES:
+                created = make_engine(url)
+                migrate(created)
+                _ENGINES[url] = created
+            engine = _ENGINES[url]
+    return engine
 
 
 def reset_engines() -> None:
     """Dispose and forget cached engines (tests switch databases between cases)."""
-    for engine in _ENGINES.values():
-        engine.dispose()
-    _ENGINES.clear()
+    with _ENGINES_LOCK:
+        for engine in _ENGINES.values():
+            engine.dispose()
+        _ENGINES.clear()
 
 
 @contextmanager

@@ -229,3 +229,13 @@ def test_static_analysis_of_a_cached_build_takes_well_under_two_seconds():
     started = time.perf_counter()
     analyse_candidate(None, fixture_source("matmul_tiled.cu"), "cuda", arch="sm_90", cache_dir=cache_dir())
     assert time.perf_counter() - started < 2.0
+
+
+def test_unusual_constructs_analyse_with_data_dependent_indices_reported_as_unknown():
+    report = analyse_fixture("odd_constructs.cu")
+    assert report.ok and not [n for n in report.notes if "skipped" in n]
+    kernel = report.kernel("templ")
+    assert kernel.launch.block == (256, 1, 1)
+    unknown = [a for a in kernel.accesses if not a.known]
+    assert any("loaded from memory" in a.reason for a in unknown)
+    assert kernel.resources.smem_bytes == 1024  # buf[BS] with BS = 256 from the template argument

@@ -63,8 +63,8 @@ def test_setting_env_for_a_load_inline_build_is_allowed_but_reading_it_is_not():
 
 
 def test_external_stream_over_torchs_current_stream_is_the_taught_form_and_allowed():
-    source = "import cupy as cp\nimport torch\nwith cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):\n" \
-             "    pass\n"
+    source = ("import cupy as cp\nimport torch\n"
+              "with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):\n    pass\n")
     assert rules(source) == set()
 
 

@@ -167,35 +167,34 @@ class Interpreter:
         return value
 
     def _dim3(self, declarator: Node, env: Env):
-        if declarator.type == "function_declarator":  # `dim3 grid(a, b);` parsed as a declaration
+        """`dim3 g(a, b)`, `dim3 g{a, b}`, `dim3 g = dim3(a)` or `dim3 g = n` as a (x, y, z) value."""
+        one = self.ev.const(1)
+        if declarator.type == "function_declarator":  # `dim3 grid(a, b);` parses as a declaration
             params = declarator.child_by_field_name("parameters")
             arg_nodes = [parse_expression(text(c)) for c in params.children if c.is_named] if params else []
         elif declarator.type == "init_declarator":
             value = declarator.child_by_field_name("value")
-            if value is not None and value.type == "argument_list" or value is not None and value.type == \
-                    "initializer_list":
+            if value is None:
+                arg_nodes = []
+            elif value.type in ("argument_list", "initializer_list"):
                 arg_nodes = [c for c in value.children if c.is_named]
-            elif value is not None:
+            else:
                 try:
                     result = self.ev.value(value, env)
                 except Unknown as exc:
                     return Undefined(str(exc))
-                if isinstance(result, np.ndarray):
-                    return (result, self.ev.const(1), self.ev.const(1))
-                return result
-            else:
-                arg_nodes = []
+                return (result, one, one) if isinstance(result, np.ndarray) else result
         else:
-            return (self.ev.const(1), self.ev.const(1), self.ev.const(1))
+            return (one, one, one)
         values = []
         for arg in arg_nodes[:3]:
+            if arg is None:
+                return Undefined("a dim3 argument could not be parsed")
             try:
-                values.append(self.ev.vector(arg, env) if arg is not None else None)
+                values.append(self.ev.vector(arg, env))
             except Unknown as exc:
                 return Undefined(str(exc))
-        if any(v is None for v in values):
-            return Undefined("a dim3 argument could not be parsed")
-        return tuple(values + [self.ev.const(1)] * (3 - len(values)))
+        return tuple(values + [one] * (3 - len(values)))
 
     # -- side effects ----------------------------------------------------------------------------
     def effects(self, node: Node, env: Env) -> None:

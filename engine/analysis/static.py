@@ -15,6 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from engine.analysis import cuda_ast
 from engine.analysis.access import estimate_accesses
 from engine.analysis.launch import (
@@ -244,24 +246,35 @@ def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: d
     kernel_defs = {f.name: f for f in functions if f.is_kernel}
     device = {f.name: f for f in functions if not f.is_kernel and "__device__" in f.qualifiers}
     host_functions = [f for f in functions if not f.is_kernel and "__device__" not in f.qualifiers]
-    sites = cuda_launch_sites(host_functions, kernel_defs, macros, host) + py_sites
+    host_sites = _guarded(notes, "launch sites", lambda: cuda_launch_sites(host_functions, kernel_defs, macros, host),
+                          [])
+    sites = host_sites + py_sites
     reports = []
     for name, kernel in kernel_defs.items():
         launch = launch_for(kernel, sites, macros, block)
         if launch.note:
             notes.append(f"{name}: {launch.note}")
         report = _kernel_report(kernel, symbols.get(name, name), unit, launch, arch, archs)
-        report.source = source_features(kernel, macros, lambda t: cuda_ast.type_bytes(t, elem_bytes) or elem_bytes)
+        report.source = _guarded(notes, f"{name}: source features", lambda k=kernel: source_features(
+            k, macros, lambda t: cuda_ast.type_bytes(t, elem_bytes) or elem_bytes), None)
         scalars = _kernel_scalars(kernel, sites, params, host)
-        try:
-            report.accesses, report.assumed_scalars = estimate_accesses(
-                kernel, launch.block, launch.grid, scalars, macros, device, elem_bytes)
-        except (RecursionError, ValueError, IndexError) as exc:  # a construct the evaluator mishandles
-            notes.append(f"{name}: access estimates skipped ({type(exc).__name__}: {exc})")
+        report.accesses, report.assumed_scalars = _guarded(
+            notes, f"{name}: access estimates", lambda k=kernel, lc=launch, sc=scalars: estimate_accesses(
+                k, lc.block, lc.grid, sc, macros, device, elem_bytes), ([], []))
         if report.assumed_scalars:
             notes.append(f"{name}: {', '.join(report.assumed_scalars)} taken as 4096 for address estimates")
         reports.append(report)
-    return reports, [s for s in sites if s.origin == "launch-site"]
+    return reports, host_sites
+
+
+def _guarded(notes: list[str], what: str, step, default):
+    """Run one source-analysis step; candidate code the model does not cover costs that step, not the report."""
+    try:
+        with np.errstate(all="ignore"):
+            return step()
+    except Exception as exc:  # noqa: BLE001 - arbitrary candidate source must never crash the analysis
+        notes.append(f"{what} skipped ({type(exc).__name__}: {str(exc)[:120]})")
+        return default
 
 
 def launch_for_symbol(name: str, block) -> LaunchConfig:

@@ -121,7 +121,7 @@ def _build_python(source: str, arch: str, cache_dir: Path, prebuild_inline: bool
     ok, log, error, seconds, cached = _summarize(builds)
     names = tuple(n for s in extracted.sources for n in kernel_names(s))
     ext_dir = inline.extensions_dir(cache_dir, source, arch) if flavor == "load_inline" else None
-    if ok and ext_dir is not None and prebuild_inline:
+    if ok and ext_dir is not None and prebuild_inline and not any(ext_dir.rglob("*.so")):
         started = time.perf_counter()
         built, prebuild_log = inline.prebuild(source, ext_dir, arch, cache_dir / "prebuild" / ext_dir.name)
         seconds += time.perf_counter() - started

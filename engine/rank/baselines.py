@@ -25,14 +25,13 @@ OCCUPANCY_KEYS = ("occupancy", "theoretical_occupancy", "achieved_occupancy")
 
 def _feature_rule(rows: Sequence[CandidateEvidence], pairs: PairSet, keys: Sequence[str],
                   lower_wins: bool) -> np.ndarray:
-    values = [first_number(r.features, keys) for r in rows]
-    out = np.full(len(pairs), 0.5)
-    for k, (i, j) in enumerate(zip(pairs.a, pairs.b, strict=True)):
-        va, vb = values[i], values[j]
-        if va is None or vb is None or va == vb:
-            continue
-        a_wins = va < vb if lower_wins else va > vb
-        out[k] = 1.0 if a_wins else 0.0
+    values = np.array([v if (v := first_number(r.features, keys)) is not None else np.nan for r in rows])
+    if len(pairs) == 0:
+        return np.zeros(0)
+    va, vb = values[pairs.a], values[pairs.b]
+    a_wins = va < vb if lower_wins else va > vb
+    out = np.where(a_wins, 1.0, 0.0)
+    out[np.isnan(va) | np.isnan(vb) | (va == vb)] = 0.5
     return out
 
 

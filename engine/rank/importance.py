@@ -21,10 +21,12 @@ from engine.rank.pairs import PairSet
 
 
 def permutation_importance(model: PairwiseScorer, x: np.ndarray, pairs: PairSet, names: Sequence[str],
-                           seed: int = 0, top: int = 30) -> list[dict[str, float | str]]:
+                           seed: int = 0, top: int = 30, max_pairs: int = 20_000) -> list[dict[str, float | str]]:
     if len(pairs) == 0:
         return []
     rng = np.random.default_rng(seed)
+    if len(pairs) > max_pairs:  # a sample ranks the groups just as well, at a fraction of the cost
+        pairs = pairs.subset(np.sort(rng.choice(len(pairs), size=max_pairs, replace=False)))
     groups: dict[str, list[int]] = defaultdict(list)
     for j, name in enumerate(names):
         groups[feature_group(name)].append(j)

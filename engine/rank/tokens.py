@@ -48,16 +48,15 @@ def _bucket(token: str) -> int:
 def token_features(source: str) -> dict[str, float]:
     """log1p counts of named tokens and hashed identifiers, plus the source's size."""
     counts: Counter[str] = Counter()
-    total = 0
-    for match in _TOKEN.finditer(source):
-        token = match.group(0)
-        total += 1
+    raw = Counter(_TOKEN.findall(source))  # count in C, then classify each distinct token once
+    total = sum(raw.values())
+    for token, n in raw.items():
         if token.startswith("#"):
             token = "#pragma unroll"
         if token in _NAMED:
-            counts[TOKEN_PREFIX + token] += 1
+            counts[TOKEN_PREFIX + token] += n
         elif _INTRINSIC.fullmatch(token):
-            counts[f"{HASH_PREFIX}{_bucket(token):02d}"] += 1
+            counts[f"{HASH_PREFIX}{_bucket(token):02d}"] += n
     out = {name: math.log1p(n) for name, n in counts.items()}
     out[SOURCE_PREFIX + "lines"] = math.log1p(source.count("\n") + 1 if source else 0)
     out[SOURCE_PREFIX + "tokens"] = math.log1p(total)

@@ -20,7 +20,7 @@ from engine.build.candidate import CandidateBuild, build_candidate, language_of
 from engine.build.parallel import BuildRequest, build_executor, submit_build
 from engine.problems.model import Problem
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool, gpu_driver_present
-from engine.verify.prepare import TimingOptions, make_job
+from engine.verify.prepare import SeedPlan, TimingOptions, make_job
 from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
 from engine.verify.static_rules import check_static
 
@@ -109,7 +109,7 @@ class Verifier:
                                     build_seconds=build.seconds, notes=list(build.notes), device="cpu")
         return None
 
-    def job_for(self, problem: Problem, build: CandidateBuild, source: str):
+    def job_for(self, problem: Problem, build: CandidateBuild, source: str, seeds: SeedPlan | None = None):
         options, settings = self.options, self.settings
         device = "cuda" if self.has_gpu() else "cpu"
         policy = options.timing_policy or TimingOptions.from_settings(settings)
@@ -118,7 +118,7 @@ class Verifier:
         return make_job(problem, build, source, device, cache_dir=settings.cache_dir, trials=options.trials,
                         timing=policy if options.timing else None, timing_config=options.timing_config,
                         baseline=options.baseline, cpu_seconds=cpu_budget, arch=settings.gpu_arch,
-                        checks=options.runtime_checks)
+                        checks=options.runtime_checks, seeds=seeds)
 
     def finish(self, outcome: JobOutcome, build: CandidateBuild, static: list[IntegrityFinding]) -> EvaluationResult:
         """Map a job outcome to the result record, with the logs a user needs."""
@@ -178,11 +178,11 @@ class Verifier:
         return self.run_built(problem, source, static, build)
 
     def run_built(self, problem: Problem, source: str, static: list[IntegrityFinding],
-                  build: CandidateBuild) -> EvaluationResult:
+                  build: CandidateBuild, seeds: SeedPlan | None = None) -> EvaluationResult:
         early = self.early_verdict(problem, source, build.language, static, build)
         if early is not None:
             return early
-        job = self.job_for(problem, build, source)
+        job = self.job_for(problem, build, source, seeds)
         try:
             outcome = self.ensure_pool().run(job, self.options.timeout_s)
         finally:
@@ -191,8 +191,8 @@ class Verifier:
         return self.recheck(problem, build, source, static, result)
 
     def _run_when_built(self, problem: Problem, source: str, static: list[IntegrityFinding],
-                        build: Future) -> EvaluationResult:
-        return self.run_built(problem, source, static, build.result())
+                        build: Future, seeds: SeedPlan) -> EvaluationResult:
+        return self.run_built(problem, source, static, build.result(), seeds)
 
     def evaluate_many(self, problem: Problem, candidates: Sequence[tuple[str, str]]) -> list[EvaluationResult]:
         """(source, language) pairs → results in the same order; builds overlap the workers' jobs."""
@@ -211,7 +211,8 @@ class Verifier:
                 else:
                     builds[i] = submit_build(executor, BuildRequest(problem, source, language), **options)
             with ThreadPoolExecutor(max_workers=pool.size, thread_name_prefix="evaluate") as runner:
-                runs = {i: runner.submit(self._run_when_built, problem, candidates[i][0], statics[i], future)
+                seeds = SeedPlan.fresh(problem, self.options.trials)
+                runs = {i: runner.submit(self._run_when_built, problem, candidates[i][0], statics[i], future, seeds)
                         for i, future in builds.items()}
                 for i, run in runs.items():
                     results[i] = run.result()

@@ -82,6 +82,10 @@ class ProcessGuard:
         self.flags = _flags()
         self.threads = {t.ident for t in threading.enumerate()}
 
+    def accept_current_threads(self) -> None:
+        """After the harness itself starts threads (torch.compile's compile workers), they are not the candidate's."""
+        self.threads |= {t.ident for t in threading.enumerate()}
+
     def check(self) -> tuple[list[str], list[str], list[str]]:
         """(patched functions, changed precision flags, new threads), each restored or reported."""
         patched = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import shutil
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,8 @@ from engine.verify.records import ConfigResult, EvaluationResult, Verdict
 from engine.verify.scrub import poison_
 
 _perf_counter = time.perf_counter
+REFERENCE_CACHE_BYTES = 8 * 2**30
+_reference_cache: OrderedDict[tuple, dict] = OrderedDict()  # (library, config, seed) → reference outputs
 SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
 
 
@@ -109,10 +112,21 @@ class CHarness:
         except Exception as exc:  # noqa: BLE001 - the problem's input rules failed: its fault, said so
             raise JobFailure(Verdict.RUNTIME_ERROR, f"input generation failed on {spec.name!r}: {exc}") from exc
 
-    def call_reference(self, spec: ConfigSpec, values: dict) -> dict:
+    def call_reference(self, spec: ConfigSpec, values: dict, seed: int) -> dict:
+        """The C reference's outputs on `values` (generated from `seed`), cached per seed within a worker:
+        candidates of one batch share seeds, and a C reference at a large size can take seconds."""
+        key = (self.job.reference_library, self.job.inputs_source, repr(sorted(spec.params.items())), seed)
+        if key in _reference_cache:
+            _reference_cache.move_to_end(key)
+            return _reference_cache[key]
         host = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
         self.ref_fn(*[host[a.name].ctypes.data if a.is_array else host[a.name] for a in spec.c_args])
-        return host
+        outputs = {a.name: host[a.name] for a in spec.c_args if a.is_array and a.intent in ("out", "inout")}
+        _reference_cache[key] = outputs
+        while sum(v.nbytes for d in _reference_cache.values() for v in d.values()) > REFERENCE_CACHE_BYTES and \
+                len(_reference_cache) > 1:
+            _reference_cache.popitem(last=False)
+        return outputs
 
     def to_buffers(self, spec: ConfigSpec, values: dict, previous: dict | None) -> dict:
         """Device (or host) tensors for the candidate; `out` arrays poisoned; previous buffers reused."""
@@ -160,7 +174,7 @@ class CHarness:
         previous = previous_out = previous_ref = None
         for trial, seed in enumerate(spec.seeds):
             values = self.host_values(spec, seed)
-            expected = self.call_reference(spec, values)
+            expected = self.call_reference(spec, values, seed)
             buffers = self.to_buffers(spec, values, previous)
             started = _perf_counter()
             self.invoke(self.fn, spec, buffers, f"the entry point on configuration {spec.name!r}")
@@ -190,7 +204,7 @@ class CHarness:
         spec_t = self.job.timing
         spec = self.job.config(spec_t.config)
         values = self.host_values(spec, spec_t.seed)
-        expected = self.call_reference(spec, values)
+        expected = self.call_reference(spec, values, spec_t.seed)
         inouts = [a.name for a in spec.c_args if a.is_array and a.intent == "inout"]
         pristine = {n: torch.from_numpy(values[n]).to(self.device) for n in inouts}
         policy = timing.TrialPolicy(spec_t.min_trials, spec_t.min_seconds, spec_t.max_trials, spec_t.max_seconds)
@@ -217,9 +231,10 @@ class CHarness:
             raise JobFailure(Verdict.RUNTIME_ERROR, f"CUDA fault while timing: {exc}", short_traceback(exc),
                              fatal=is_cuda_fault(exc)) from exc
         if "c-reference" in spec_t.baselines:
+            # A C reference at a GPU-sized configuration can take seconds a call: a few calls tell its speed.
             ref_policy = timing.TrialPolicy(min(policy.min_trials, 10), min(policy.min_seconds, 0.5),
-                                            policy.max_trials, min(policy.max_seconds, 5.0))
-            stats.update(timing.measure(reference, ref_policy, "cpu", before=restore, warmup=1))
+                                            policy.max_trials, min(policy.max_seconds, 5.0), floor_trials=1)
+            stats.update(timing.measure(reference, ref_policy, "cpu", spec_t.flush_bytes, before=restore, warmup=0))
         restore("candidate", 0)
         self.invoke(self.fn, spec, sets["candidate"], "the entry point after timing")
         outputs = [a for a in spec.c_args if a.is_array and a.intent in ("out", "inout")]

@@ -225,11 +225,14 @@ class PytorchHarness:
             if name == "eager":
                 fns["eager"] = lambda i: ref(*sets[i % count])
             elif name == "compile":
-                try:
+                try:  # compiled and warmed up before any candidate call is watched: its threads are the harness's
                     compiled = torch.compile(ref)
+                    with torch.no_grad():
+                        compiled(*sets[0])
+                    self.guard.accept_current_threads()
                     fns["compile"] = lambda i, compiled=compiled: compiled(*sets[i % count])
                 except Exception as exc:  # noqa: BLE001 - a baseline that cannot compile is a note, not a failure
-                    self.state.notes.append(f"torch.compile baseline unavailable: {exc}")
+                    self.state.notes.append(f"torch.compile baseline unavailable: {type(exc).__name__}: {exc}")
         policy = timing.TrialPolicy(spec_t.min_trials, spec_t.min_seconds, spec_t.max_trials, spec_t.max_seconds)
         try:
             with torch.no_grad():

@@ -286,7 +286,7 @@ class WorkerPool:
                 worker.start()
             outcome = worker.run(job, timeout_s or self.config.timeout_s)
             if outcome.status != "ok" or not worker.alive:
-                self.replacements += outcome.status != "ok" or not worker.alive
+                self.replacements += 1
                 worker.kill()
                 worker.start()  # the replacement starts up while the caller reads this outcome
             return outcome

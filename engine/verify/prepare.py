@@ -40,6 +40,21 @@ def new_seed() -> int:
     return int.from_bytes(os.urandom(8), "little") >> 1
 
 
+@dataclass(frozen=True)
+class SeedPlan:
+    """The seeds of one evaluation, or of a batch: candidates of one batch share them, so each reference
+    output is computed once per batch (the worker caches C reference outputs by seed). Still fresh per
+    batch and never shown to a candidate."""
+
+    init: int
+    configs: dict[str, list[int]]
+    timing: int
+
+    @classmethod
+    def fresh(cls, problem: Problem, trials: int = 2) -> SeedPlan:
+        return cls(new_seed(), {c.name: [new_seed() for _ in range(trials)] for c in problem.configs}, new_seed())
+
+
 def timed_config(problem: Problem, device: str, name: str | None = None) -> Config:
     """The configuration timings are reported on: the largest (on a CPU, the largest that is affordable)."""
     if name:
@@ -77,20 +92,21 @@ def baselines_for(problem: Problem, build: CandidateBuild, device: str, baseline
 def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, *, cache_dir: Path,
              trials: int = 2, timing: TimingOptions | None = TimingOptions(), timing_config: str | None = None,
              baseline: str = "eager", cpu_seconds: float = 600.0, arch: str = "sm_90", checks: bool = True,
-             mode: str = "evaluate") -> Job:
-    """The job for one candidate; `timing=None` skips timing."""
-    configs = [ConfigSpec(c.name, c.hidden, dict(c.params), [new_seed() for _ in range(trials)],
+             mode: str = "evaluate", seeds: SeedPlan | None = None) -> Job:
+    """The job for one candidate; `timing=None` skips timing; `seeds` shares a batch's seeds."""
+    seeds = seeds or SeedPlan.fresh(problem, trials)
+    configs = [ConfigSpec(c.name, c.hidden, dict(c.params), list(seeds.configs[c.name]),
                           _c_args(problem, c) if problem.kind == "c" else []) for c in problem.configs]
     timing_spec = None
     if timing is not None:
         chosen = timed_config(problem, device, timing_config)
         baselines = baselines_for(problem, build, device, baseline)
-        timing_spec = TimingSpec(chosen.name, new_seed(), timing.min_trials, timing.min_seconds, timing.max_trials,
+        timing_spec = TimingSpec(chosen.name, seeds.timing, timing.min_trials, timing.min_seconds, timing.max_trials,
                                  timing.max_seconds, timing.flush_bytes, baselines)
     rtol, atol = problem.tolerance
     own = list(build.kernel_names) + (triton_kernel_names(source) if build.flavor == "triton" else [])
     job = Job(kind=problem.kind, device=device, candidate_source=source, candidate_language=build.language,
-              configs=configs, init_seed=new_seed(), dtype=problem.dtype, rtol=rtol, atol=atol, mode=mode,
+              configs=configs, init_seed=seeds.init, dtype=problem.dtype, rtol=rtol, atol=atol, mode=mode,
               reference_source=problem.reference_source if problem.kind == "pytorch" else "",
               reference_path=str(problem.reference_path),
               candidate_library=str(build.library) if build.library else None,

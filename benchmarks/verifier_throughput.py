@@ -1,0 +1,255 @@
+"""Verifier throughput and timing quality on one GPU (run on the device machine).
+
+Measures, in one run:
+1. candidates fully evaluated per minute (4 configurations incl. a hidden one, 2 trials each, integrity
+   checks, profiling, timing against eager) on the native CuPy/NVRTC path, and on KernelBench-style
+   load_inline candidates with the same kernels; compile+load seconds per candidate on both;
+2. the spread of timing the same kernel twice (within-run CV and run-to-run difference; target CV <= 1 %
+   for kernels of 50 µs or more);
+3. agreement of our event median with ncu's gpu__time_duration on the same kernel (target within 5 %).
+
+    python benchmarks/verifier_throughput.py [--native 40] [--inline 2] [--out results.json]
+
+Targets: >= 60 candidates/min native, compile+load <= 1 s per native candidate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+PROBLEM_TOML = """
+title = "ReLU (benchmark)"
+kind = "pytorch"
+dtype = "float32"
+description = "y = max(x, 0)"
+[model]
+flops = "batch_size * dim"
+bytes = "2 * batch_size * dim * 4"
+[[configs]]
+name = "small"
+params = { batch_size = 16, dim = 1024 }
+[[configs]]
+name = "medium"
+params = { batch_size = 1024, dim = 4096 }
+[[configs]]
+name = "large"
+params = { batch_size = 8192, dim = 8192 }
+[[configs]]
+name = "odd-shape"
+hidden = true
+params = { batch_size = 1531, dim = 7919 }
+"""
+
+REFERENCE = """
+import torch
+import torch.nn as nn
+
+batch_size = 16
+dim = 1024
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+KERNEL = """
+extern "C" __global__ void relu_{tag}(const float* __restrict__ x, float* __restrict__ y, long long n) {{
+    // variant {tag}: {unroll} elements per thread
+    long long base = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * {unroll};
+    #pragma unroll
+    for (int k = 0; k < {unroll}; ++k) {{
+        long long i = base + k;
+        if (i < n) {{ float v = x[i]; y[i] = v > 0.f ? v : 0.f; }}
+    }}
+}}
+"""
+
+NATIVE = '''
+import cupy as cp
+import torch
+
+BLOCK_SIZE = {block}
+UNROLL = {unroll}
+CUDA_SOURCE = r"""{kernel}"""
+_kernel = cp.RawKernel(CUDA_SOURCE, "relu_{tag}")
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        n = x.numel()
+        per_block = BLOCK_SIZE * UNROLL
+        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            _kernel(((n + per_block - 1) // per_block,), (BLOCK_SIZE,), (x.data_ptr(), y.data_ptr(), cp.int64(n)))
+        return y
+'''
+
+INLINE = '''
+import torch
+from torch.utils.cpp_extension import load_inline
+
+cuda_source = r"""
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+{kernel}
+torch::Tensor run_{tag}(torch::Tensor x) {{
+    auto y = torch::empty_like(x);
+    long long n = x.numel();
+    long long per_block = {block} * {unroll};
+    relu_{tag}<<<(n + per_block - 1) / per_block, {block}, 0, at::cuda::getCurrentCUDAStream()>>>(
+        x.data_ptr<float>(), y.data_ptr<float>(), n);
+    return y;
+}}
+"""
+module = load_inline(name="relu_{tag}", cpp_sources="torch::Tensor run_{tag}(torch::Tensor x);",
+                     cuda_sources=cuda_source, functions=["run_{tag}"], verbose=False)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return module.run_{tag}(x.contiguous())
+'''
+
+
+def variants(count: int, stamp: str):
+    blocks, unrolls = (128, 256, 512, 1024), (1, 2, 4)
+    for i in range(count):
+        block, unroll = blocks[i % len(blocks)], unrolls[(i // len(blocks)) % len(unrolls)]
+        tag = f"v{stamp}_{i}"
+        kernel = KERNEL.format(tag=tag, unroll=unroll)
+        yield tag, block, unroll, kernel
+
+
+def make_problem(folder: Path):
+    from engine.problems import load_problem
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "problem.toml").write_text(PROBLEM_TOML)
+    (folder / "reference.py").write_text(REFERENCE)
+    return load_problem(folder)
+
+
+def run_batch(verifier, problem, sources: list[str]) -> dict:
+    started = time.perf_counter()
+    results = verifier.evaluate_many(problem, [(s, "python") for s in sources])
+    wall = time.perf_counter() - started
+    verdicts = [str(r.verdict) for r in results]
+    load = [r.load_seconds for r in results if r.load_seconds is not None]
+    build = [r.build_seconds for r in results if r.build_seconds is not None]
+    return {"candidates": len(sources), "wall_s": wall, "per_minute": 60.0 * len(sources) / wall,
+            "verdicts": {v: verdicts.count(v) for v in set(verdicts)},
+            "load_s_median": statistics.median(load) if load else None,
+            "build_s_median": statistics.median(build) if build else None,
+            "compile_load_s_median": statistics.median([a + b for a, b in zip(load, build, strict=False)])
+            if load and build else None,
+            "first_failure": next((r.message for r in results if r.verdict != "correct"), None)}
+
+
+def timing_spread(verifier, problem, source: str) -> dict:
+    first, second = verifier.evaluate(problem, source), verifier.evaluate(problem, source)
+    stats = [next(c.candidate for c in r.configs if c.candidate) for r in (first, second)]
+    return {"median_us": [s.median_us for s in stats], "cv_within": [s.cv for s in stats],
+            "run_to_run": abs(stats[0].median_us - stats[1].median_us) / min(s.median_us for s in stats),
+            "trials": [s.trials for s in stats]}
+
+
+def ncu_agreement(problem, source: str, ours_us: float, workdir: Path) -> dict:
+    from engine.verify.prepare import write_run_once_job
+
+    ncu = shutil.which(os.environ.get("REFINERY_NCU_PATH", "ncu"))
+    if ncu is None:
+        return {"skipped": "ncu not found"}
+    job = write_run_once_job(problem, source, "python", workdir / "run_once.json", config="large", repeats=20)
+    cmd = [ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", "--nvtx",
+           "--nvtx-include", "run_once/", sys.executable, "-m", "engine.verify.run_once", str(job)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=600)
+    rows = [r for r in csv.DictReader(io.StringIO(done.stdout[done.stdout.find('"ID"'):]))
+            if r.get("Metric Name") == "gpu__time_duration.sum"]
+    if not rows:
+        return {"error": (done.stdout + done.stderr)[-2000:]}
+    scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+    values = [float(r["Metric Value"].replace(",", "")) * scale.get(r.get("Metric Unit", "nsecond"), 1e-3)
+              for r in rows]
+    ncu_us = statistics.median(values)
+    return {"ncu_median_us": ncu_us, "ours_us": ours_us, "kernels": len(values),
+            "relative_difference": abs(ours_us - ncu_us) / ncu_us}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--native", type=int, default=40, help="native (CuPy) candidates")
+    parser.add_argument("--inline", type=int, default=2, help="load_inline candidates (about a minute each)")
+    parser.add_argument("--out", type=Path, default=None, help="JSON results (default: $OUT or ./)")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="verifier-bench-"))
+    os.environ.setdefault("REFINERY_HOME", str(workdir / "home"))
+    from engine.settings import get_settings
+    from engine.verify.evaluate import Verifier, VerifyOptions
+    from engine.verify.pool import PoolConfig, WorkerPool
+
+    settings = get_settings()
+    problem = make_problem(workdir / "problems" / "pytorch" / "relu-bench")
+    stamp = str(int(time.time()))
+    native = [NATIVE.format(kernel=k, tag=t, block=b, unroll=u) for t, b, u, k in variants(args.native, stamp)]
+    inline = [INLINE.format(kernel=k, tag=t, block=b, unroll=u)
+              for t, b, u, k in variants(args.inline, stamp + "i")]
+    report: dict = {"settings": {"min_trials": settings.timing_min_trials, "min_seconds": settings.timing_min_seconds,
+                                 "max_trials": settings.timing_max_trials}}
+    with WorkerPool(config=PoolConfig.from_settings(settings)) as pool:
+        print(f"device: {pool.info.device}; worker start-up {pool.info.startup_s:.1f} s", flush=True)
+        verifier = Verifier(pool=pool, options=VerifyOptions(), settings=settings)
+        verifier.evaluate(problem, native[0])  # warm the worker (CUDA context, profiler, allocator)
+        report["native"] = run_batch(verifier, problem, native[1:] if len(native) > 1 else native)
+        print("native:", json.dumps(report["native"]), flush=True)
+        if inline:
+            report["load_inline"] = run_batch(verifier, problem, inline)
+            print("load_inline:", json.dumps(report["load_inline"]), flush=True)
+        report["spread"] = timing_spread(verifier, problem, native[0])
+        print("spread:", json.dumps(report["spread"]), flush=True)
+    report["ncu"] = ncu_agreement(problem, native[0], report["spread"]["median_us"][0], workdir)
+    print("ncu:", json.dumps(report["ncu"]), flush=True)
+    targets = {
+        "native >= 60 candidates/min": report["native"]["per_minute"] >= 60,
+        "native compile+load <= 1 s": (report["native"]["load_s_median"] or 99) <= 1.0,
+        "timing CV <= 1 % (>= 50 µs kernels)": max(report["spread"]["cv_within"]) <= 0.01
+        if min(report["spread"]["median_us"]) >= 50 else None,
+        "ncu within 5 %": (report["ncu"].get("relative_difference", 1.0) <= 0.05) if "ncu_median_us" in report["ncu"]
+        else None,
+    }
+    report["targets"] = targets
+    for name, ok in targets.items():
+        print(f"  {'PASS' if ok else ('n/a ' if ok is None else 'FAIL')}  {name}")
+    out = args.out or Path(os.environ.get("OUT", ".")) / "verifier_throughput.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
