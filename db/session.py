@@ -6,8 +6,8 @@ up identical.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 

@@ -74,16 +74,8 @@ class Ceilings:
     source: str  # "measured" | "table" | "datasheet"
 
 
-# Vendor datasheet numbers (dense, SXM parts), used only when the run stored no ceilings of its own.
-DATASHEET: dict[str, Ceilings] = {
-    "H200": Ceilings("H200", 4.8e12, {"fp64": 6.7e13, "fp32": 6.7e13, "tf32": 4.95e14, "fp16": 9.89e14,
-                                      "bf16": 9.89e14}, "datasheet"),
-    "H100": Ceilings("H100", 3.35e12, {"fp64": 6.7e13, "fp32": 6.7e13, "tf32": 4.95e14, "fp16": 9.89e14,
-                                       "bf16": 9.89e14}, "datasheet"),
-    "A100": Ceilings("A100", 2.04e12, {"fp64": 1.95e13, "fp32": 1.95e13, "tf32": 1.56e14, "fp16": 3.12e14,
-                                       "bf16": 3.12e14}, "datasheet"),
-    "L4": Ceilings("L4", 3.0e11, {"fp32": 3.03e13, "fp16": 1.21e14}, "datasheet"),
-}
+SHOWN_PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "fp8")  # bf16 shares fp16's roof; *_mma_sync are paths
+
 
 _BANDWIDTH_KEYS = ("bandwidth_bytes_per_s", "dram_bytes_per_s", "peak_bytes_per_s", "bandwidth", "dram_bandwidth")
 _FLOPS_KEYS = ("flops_per_s", "flops", "peak_flops", "peak_flops_per_s", "compute")
@@ -115,22 +107,54 @@ def parse_ceilings(raw: Any, device: str = "", source: str = "measured") -> Ceil
                     str(raw.get("source") or source))
 
 
-def datasheet_ceilings(device: str | None) -> Ceilings | None:
-    name = (device or "").upper()
-    for model in sorted(DATASHEET, key=len, reverse=True):
-        if model in name:
-            return DATASHEET[model]
-    return None
+def device_ceilings(device: str | None, extra_precisions: Iterable[str] = ()) -> list[Ceilings]:
+    """The engine's table entry for the device and, when measured on it, the measured ceilings."""
+    from engine.analysis.devices import load_measured, match_device
+
+    if not device:
+        return []
+    wanted = set(SHOWN_PRECISIONS) | set(extra_precisions)
+    found = []
+    entry = match_device(device)
+    if entry is not None:
+        found.append(Ceilings(entry.name, entry.dram_bandwidth,
+                              {p: v for p, v in entry.peaks.items() if p in wanted}, "table"))
+    try:
+        measured = load_measured().get(device)
+    except (OSError, ValueError, TypeError):
+        measured = None
+    if measured is not None:
+        found.append(Ceilings(device, measured.dram_bandwidth, dict(measured.matmul), "measured"))
+    return found
+
+
+def _normalised(point: dict[str, Any]) -> dict[str, Any]:
+    """The engine's RooflinePoint spelling mapped onto the names the charts use."""
+    point = dict(point)
+    if "achieved_bytes_per_s" not in point and "achieved_bandwidth" in point:
+        point["achieved_bytes_per_s"] = point["achieved_bandwidth"]
+    pct = point.get("pct_of_roof")
+    if isinstance(pct, int | float) and point.get("roof") is not None and pct <= 1.5:
+        point["pct_of_roof"] = pct * 100  # a fraction of the roof, shown as a percentage
+    return point
 
 
 def per_config(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Roofline points by configuration: the engine stores one `point` (the timed configuration)."""
+    if "point" in data:
+        point = data.get("point")
+        if not isinstance(point, dict):
+            return {}
+        classification = data.get("classification") or {}
+        point = {"bottleneck": classification.get("bottleneck"), **_normalised(point)}
+        return {str(data.get("config") or point.get("config") or "timed configuration"): point}
     configs = data.get("configs")
     if isinstance(configs, list):
         return {str(c.get("name", f"config {i}")): c for i, c in enumerate(configs) if isinstance(c, dict)}
     if isinstance(configs, dict):
         return {str(k): v for k, v in configs.items() if isinstance(v, dict)}
     markers = ("arithmetic_intensity", "achieved_flops", "achieved_bytes_per_s")
-    return {str(k): v for k, v in data.items() if isinstance(v, dict) and any(m in v for m in markers)}
+    return {str(k): _normalised(v) for k, v in data.items() if isinstance(v, dict) and any(m in v for m in markers)}
 
 
 def roofline_frame(rows: Sequence[RooflineRow]) -> pd.DataFrame:
@@ -186,18 +210,15 @@ def model_roofline_frame(rows: Sequence[TimingRow], problem: Problem) -> pd.Data
 
 
 def ceilings_from_rows(rows: Sequence[RooflineRow], device: str | None) -> list[Ceilings]:
-    """Measured ceilings stored with the diagnostics, plus the table's when the device is known."""
-    found: dict[str, Ceilings] = {}
+    """The device's roofs: ceilings stored with the diagnostics, else the engine's table and measurements."""
     for row in reversed(rows):
-        for key, source in (("ceilings", "table"), ("measured_ceilings", "measured"), ("table_ceilings", "table")):
+        for key, source in (("ceilings", "table"), ("measured_ceilings", "measured")):
             parsed = parse_ceilings(row.data.get(key), device or "", source)
-            if parsed and parsed.source not in found:
-                found[parsed.source] = parsed
-        if found:
-            break
-    if not found and (sheet := datasheet_ceilings(device)):
-        found["datasheet"] = sheet
-    return list(found.values())
+            if parsed:
+                return [parsed]
+    named = next((str(r.data["device"]) for r in reversed(rows) if r.data.get("device")), None) or device
+    used = {str(p["precision"]) for r in rows if isinstance(p := r.data.get("point"), dict) and p.get("precision")}
+    return device_ceilings(named, used)
 
 
 def roof_lines(ceilings: Sequence[Ceilings], ai_range: tuple[float, float], samples: int = 48) -> pd.DataFrame:
