@@ -86,19 +86,29 @@ def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str
             speedup=speedup if timed else None, device="NVIDIA H200", timing={"trials": 100}))
         if diagnostics:
             session.add(Diagnostic(candidate_id=cand.id, kind="static", data={
+                "ok": True, "language": "cuda", "arch": "sm_90",
                 "features": {"uses_shared_memory": 1, "loop_count": 2, "global_loads": 1},
-                "kernels": [{"name": "kernel_transpose", "registers": 16, "spills": 0, "shared_bytes": 4224,
-                             "occupancy": 1.0, "limiter": "threads",
-                             "instruction_mix": {"memory": 0.4, "integer": 0.5, "control": 0.1}}]}))
+                "kernels": [{"name": "kernel_transpose", "symbol": "kernel_transpose",
+                             "launch": {"block": [32, 8, 1], "grid": None},
+                             "resources": {"registers": 16, "smem_bytes": 4224, "spill_stores": 0, "spill_loads": 0},
+                             "mix": {"total": 40, "counts": {"global_load": 4, "global_store": 4, "shared_load": 4}},
+                             "occupancy": {"sm_90": {"arch": "sm_90", "warps_per_sm": 64, "max_warps": 64,
+                                                     "blocks_per_sm": 8, "limiters": ["warps"]}}}]}))
             if timed:
-                session.add(Diagnostic(candidate_id=cand.id, kind="roofline", bottleneck="memory", data={
-                    "large": {"arithmetic_intensity": 0.25, "achieved_flops": 5e11 * speedup,
-                              "achieved_bytes_per_s": 2e12 * speedup / 2, "bound": "memory",
-                              "pct_of_roof": 40.0 * speedup / 2, "bottleneck": "uncoalesced writes"},
-                    "ceilings": {"device": "H200", "bandwidth_bytes_per_s": 4.8e12,
-                                 "flops": {"fp32": 6.7e13, "fp16": 9.89e14}, "source": "table"}}))
-            session.add(Diagnostic(candidate_id=cand.id, kind="feedback", text=f"1. Writes are strided (step {step}): "
-                                   "stage a tile in shared memory."))
+                bandwidth = 1e12 * speedup
+                session.add(Diagnostic(candidate_id=cand.id, kind="roofline", bottleneck="memory-bound", data={
+                    "point": {"arithmetic_intensity": 0.25, "achieved_flops": bandwidth / 4,
+                              "achieved_bandwidth": bandwidth, "precision": "fp32", "peak_flops": 6.69e13,
+                              "peak_bandwidth": 4.8e12, "bound": "memory", "roof": 1.2e12,
+                              "pct_of_roof": bandwidth / 4.8e12, "source": "analytical", "seconds": 1e-4},
+                    "classification": {"bottleneck": "memory-bound", "reason": "at the memory roof",
+                                       "measured": True},
+                    "device": "NVIDIA H200", "notes": []}))
+            session.add(Diagnostic(candidate_id=cand.id, kind="feedback", bottleneck="memory-bound",
+                                   text=f"1. Writes are strided (step {step}): stage a tile in shared memory.",
+                                   data={"findings": ["coalescing"], "details": [
+                                       {"tool": "coalescing", "title": "uncoalesced global stores",
+                                        "evidence": "32 sectors per request", "suggestion": "stage a tile"}]}))
         event = RunEvent(run_id=run_id, kind="round", step=step, candidate_id=cand.id, message=f"round {step}")
         session.add(event)
         session.flush()

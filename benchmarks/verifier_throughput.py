@@ -114,6 +114,7 @@ from torch.utils.cpp_extension import load_inline
 
 cuda_source = r"""
 #include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>
 {kernel}
 torch::Tensor run_{tag}(torch::Tensor x) {{

@@ -16,6 +16,7 @@ from engine.outcome import RoundOutcome
 from engine.problems.model import Problem
 from engine.propose.base import Proposal
 from engine.reward import unified_reward
+from engine.scale import make_pool
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier
 from engine.verify.records import EvaluationResult, Verdict
@@ -28,7 +29,8 @@ class RoundPipeline:
         self.problem = problem
         self.gpu = gpu
         self.settings = get_settings()
-        self.verifier = Verifier()
+        self.verifier = Verifier(settings=self.settings)
+        self.verifier.pool = make_pool(self.settings)  # local or Ray workers; set after init so close() ends it
         self._device_name: str | None = None
 
     @property

@@ -204,3 +204,14 @@ def test_device_ceilings_command_shows_the_table_without_a_gpu(refinery_home, mo
     result = CliRunner().invoke(app, ["device", "ceilings"])
     assert result.exit_code == 0, result.output
     assert "H200" in result.output and "No GPU" in result.output
+
+
+def test_an_unexplained_rejection_falls_back_to_the_verified_metric_set(tmp_path):
+    ncu = _fake_ncu(tmp_path, f"""
+metrics = args[args.index("--metrics") + 1]
+if "sm__pipe_tensor_cycles_active" in metrics:
+    print("==ERROR== the metric list could not be collected")
+    sys.exit(1)
+sys.stdout.write({RAW_CSV!r})""")
+    profile = profile_command(["./prog"], budget_s=30, ncu=ncu)
+    assert profile.ok and "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active" in profile.missing_metrics

@@ -148,14 +148,27 @@ def test_roofline_frame_reads_configs_keyed_by_name_or_listed() -> None:
     assert list(frame["gflops"]) == [4000.0, 8000.0]
 
 
-def test_ceilings_come_from_the_run_then_the_datasheet() -> None:
+def test_ceilings_come_from_the_run_else_the_engines_device_table(refinery_home) -> None:
     stored = RooflineRow(1, 0, "correct", {"ceilings": {"device": "X", "dram_bytes_per_s": 1e12,
                                                         "peak_flops": {"fp32": 1e13}, "source": "measured"}})
     (ceiling,) = chartdata.ceilings_from_rows([stored], "NVIDIA H200")
     assert ceiling.source == "measured" and ceiling.bandwidth_bytes_per_s == 1e12
-    (sheet,) = chartdata.ceilings_from_rows([], "NVIDIA H200")
-    assert sheet.device == "H200" and sheet.flops_per_s["fp16"] > sheet.flops_per_s["fp32"]
+    engine_point = RooflineRow(2, 0, "correct", {"device": "NVIDIA H200", "point": {"precision": "fp16_simt"}})
+    (table,) = chartdata.ceilings_from_rows([engine_point], None)
+    assert table.source == "table" and table.bandwidth_bytes_per_s == 4.8e12
+    assert {"fp32", "fp16", "fp16_simt"} <= set(table.flops_per_s)
     assert chartdata.ceilings_from_rows([], "cpu") == []
+
+
+def test_the_engines_single_roofline_point_is_read_with_its_class() -> None:
+    row = RooflineRow(1, 0, "correct", {"point": {"arithmetic_intensity": 0.5, "achieved_flops": 1e12,
+                                                  "achieved_bandwidth": 2e12, "bound": "memory", "roof": 2.4e12,
+                                                  "pct_of_roof": 0.42, "precision": "fp32"},
+                                        "classification": {"bottleneck": "latency-bound"}, "device": "NVIDIA H200"})
+    frame = chartdata.roofline_frame([row, RooflineRow(2, 1, "needs_gpu", {"point": None})])
+    assert len(frame) == 1
+    assert frame.loc[0, "gbps"] == 2000.0 and frame.loc[0, "pct_of_roof"] == pytest.approx(42.0)
+    assert frame.loc[0, "bottleneck"] == "latency-bound"
 
 
 def test_roof_is_bandwidth_times_intensity_until_the_peak() -> None:
@@ -169,7 +182,8 @@ def test_roof_is_bandwidth_times_intensity_until_the_peak() -> None:
 def test_charts_build_to_vega_lite_with_the_selected_point_ringed() -> None:
     frame = chartdata.rounds_frame([_row(1, 0), _row(2, 1, 1, speedup=2.0), _row(3, 2, 2, verdict="incorrect")])
     spec = charts.speedup_chart(frame, chartdata.best_so_far(frame), selected=2).to_dict()
-    assert len(spec["vconcat"][0]["layer"]) == 4
+    assert len(spec["layer"]) == 4  # 1× rule, best so far, points, the selected ring
+    assert charts.verdict_strip(frame).to_dict()["mark"]["type"] == "tick"
     nodes, edges = chartdata.tree_layout(frame)
     assert charts.tree_chart(nodes, edges, selected=2).to_dict()["layer"]
     points = chartdata.roofline_frame([RooflineRow(2, 1, "correct", {"large": {
@@ -208,6 +222,20 @@ def test_configs_frame_shows_errors_times_and_speedup() -> None:
     assert frame.loc[1, "first mismatch"] == "output 0 at [1]"
 
 
+def test_kernel_tables_read_the_engines_static_analysis() -> None:
+    kernel = {"name": "k", "symbol": "k", "launch": {"block": [256, 1, 1], "grid": None},
+              "resources": {"name": "k", "arch": "sm_90", "registers": 30, "smem_bytes": 4224, "spill_stores": 0},
+              "mix": {"kernel": "k", "total": 144, "counts": {"global_load": 5, "shared_store": 8}},
+              "occupancy": {"sm_80": {"arch": "sm_80", "warps_per_sm": 64, "max_warps": 64, "limiters": ["warps"]},
+                            "sm_90": {"arch": "sm_90", "warps_per_sm": 32, "max_warps": 64,
+                                      "limiters": ["registers", "shared_mem"], "blocks_per_sm": 4}}}
+    resources, mix = kernels_frames([kernel], "sm_90")
+    row = resources.iloc[0]
+    assert (row["registers"], row["block"], row["occupancy"], row["limited by"]) == \
+        ("30", "256×1×1", "50% (sm_90)", "registers, shared_mem")
+    assert (mix.loc[0, "total"], mix.loc[0, "global_load"]) == ("144", "5")
+
+
 def test_kernel_tables_split_resources_from_instruction_mix() -> None:
     resources, mix = kernels_frames([{"name": "k", "registers": 32, "occupancy": 0.5, "limiter": "registers",
                                       "instruction_mix": {"fp32": 120, "memory": 40}}])
@@ -224,7 +252,7 @@ def test_problem_filter_combines_text_kind_tag_and_size() -> None:
     from engine.problems import scan_all
 
     problems = scan_all().problems
-    transpose = [p for p in problems if p.slug == "transpose"]
+    transpose = [p for p in problems if p.slug == "transpose" and p.kind == "c"]
     assert filter_problems(problems, ProblemFilter(text="matrix transpose", kinds=("c",), tags=("transpose",))) \
         == transpose
     assert filter_problems(problems, ProblemFilter(kinds=("nope",))) == []

@@ -71,10 +71,10 @@ class Ceilings:
     device: str
     bandwidth_bytes_per_s: float | None
     flops_per_s: dict[str, float]
-    source: str  # "measured" | "table" | "datasheet"
+    source: str  # "table" (the engine's built-in table) | "measured" (on the device)
 
 
-SHOWN_PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "fp8")  # bf16 shares fp16's roof; *_mma_sync are paths
+SHOWN_PRECISIONS = ("fp64", "fp32", "fp16")  # bf16 shares fp16's roof; *_mma_sync are paths
 
 
 _BANDWIDTH_KEYS = ("bandwidth_bytes_per_s", "dram_bytes_per_s", "peak_bytes_per_s", "bandwidth", "dram_bandwidth")

@@ -32,8 +32,9 @@ def _selected(frame: pd.DataFrame, selected: int | None) -> pd.DataFrame:
     return frame[frame["candidate_id"] == selected] if selected is not None else frame.iloc[0:0]
 
 
-def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None, height: int = 300) -> alt.Chart:
-    """Speedup per candidate over rounds (log scale), the best so far, 1× marked; a verdict strip below."""
+def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None,
+                  height: int = 300) -> alt.LayerChart:
+    """Speedup per correct candidate over rounds (log scale), the best so far, 1× marked."""
     timed = frame[frame["speedup"].notna() & (frame["speedup"] > 0)]
     lo = min(1.0, float(timed["speedup"].min())) if not timed.empty else 0.5
     hi = max(1.0, float(timed["speedup"].max())) if not timed.empty else 2.0
@@ -42,7 +43,7 @@ def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None,
     base = alt.Chart(timed)
     points = base.mark_circle(size=110, opacity=0.95, stroke="white", strokeWidth=1.2).encode(
         x=x, y=alt.Y("speedup:Q", title="speedup vs baseline (×)", scale=y_scale),
-        color=verdict_color(frame),
+        color=verdict_color(frame, legend=False),
         tooltip=[*_TOOLTIP, alt.Tooltip("speedup:Q", format=".3f", title="speedup")],
     )
     one = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4], color="#7b8794").encode(y="y:Q")
@@ -55,13 +56,16 @@ def speedup_chart(frame: pd.DataFrame, best: pd.DataFrame, selected: int | None,
     if not highlight.empty:
         layers.append(alt.Chart(highlight).mark_point(size=260, filled=False, strokeWidth=2.5, color="#111827")
                       .encode(x="step:Q", y="speedup:Q"))
-    top = alt.layer(*layers).properties(height=height, width="container")
-    strip = alt.Chart(frame).mark_tick(thickness=3, size=14).encode(
+    return alt.layer(*layers).properties(height=height)
+
+
+def verdict_strip(frame: pd.DataFrame) -> alt.Chart:
+    """Every candidate as a tick per round, coloured by verdict: the failures the speedup chart omits."""
+    x = alt.X("step:Q", title="round", axis=alt.Axis(tickMinStep=1, format="d"))
+    return alt.Chart(frame).mark_tick(thickness=3, size=14).encode(
         x=x, y=alt.Y("verdict:N", title=None, sort=list(VERDICT_ORDER), axis=alt.Axis(labels=False, ticks=False)),
-        color=verdict_color(frame, legend=False), tooltip=_TOOLTIP,
-    ).properties(height=46, width="container",
-                 title=alt.TitleParams("every candidate by verdict", fontSize=11, anchor="start"))
-    return alt.vconcat(top, strip, spacing=8).resolve_scale(x="shared")
+        color=verdict_color(frame), tooltip=_TOOLTIP,
+    ).properties(height=70, title=alt.TitleParams("every candidate by verdict", fontSize=11, anchor="start"))
 
 
 def roofline_chart(points: pd.DataFrame, ceilings: list[Ceilings], selected: int | None,

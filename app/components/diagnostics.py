@@ -67,25 +67,60 @@ def configs_frame(configs: list[dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def kernels_frames(kernels: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(resources per kernel, instruction mix per kernel) from the static analysis."""
+def _occupancy(value: Any, arch: str | None) -> dict[str, Any]:
+    """Occupancy on the target arch: a fraction, or the engine's per-arch block (warps and limiters)."""
+    if isinstance(value, int | float):
+        return {"occupancy": f"{value:.0%}" if value <= 1 else fmt_number(value)}
+    if not isinstance(value, dict) or not value:
+        return {}
+    entry = value.get(arch) if arch in value else value if "warps_per_sm" in value else value[sorted(value)[-1]]
+    if not isinstance(entry, dict):
+        return {}
+    row: dict[str, Any] = {}
+    warps, most = entry.get("warps_per_sm"), entry.get("max_warps")
+    if isinstance(warps, int | float) and most:
+        row["occupancy"] = f"{warps / most:.0%} ({entry.get('arch', arch)})"
+    limiters = entry.get("limiters") or entry.get("limiter")
+    if limiters:
+        row["limited by"] = ", ".join(limiters) if isinstance(limiters, list) else str(limiters)
+    if entry.get("blocks_per_sm") is not None:
+        row["blocks/SM"] = entry["blocks_per_sm"]
+    return row
+
+
+def kernels_frames(kernels: list[dict[str, Any]], arch: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(resources, occupancy and its limiter per kernel; instruction mix per kernel) from static analysis."""
     resources, mixes = [], []
     for i, kernel in enumerate(kernels):
         name = next((str(kernel[k]) for k in _KERNEL_NAME_KEYS if k in kernel), f"kernel {i}")
         row: dict[str, Any] = {"kernel": name}
         for key, value in kernel.items():
-            if key in _KERNEL_NAME_KEYS:
+            if key in _KERNEL_NAME_KEYS or key == "symbol":
                 continue
             if key in _MIX_KEYS and isinstance(value, dict):
-                mixes.append({"kernel": name, **{k: fmt_number(v) for k, v in value.items()}})
+                counts = value.get("counts") if isinstance(value.get("counts"), dict) else value
+                mix = {k: fmt_number(v) for k, v in counts.items() if not isinstance(v, dict | list)}
+                if "total" in value:
+                    mix = {"total": fmt_number(value["total"]), **mix}
+                mixes.append({"kernel": name, **mix})
+            elif key == "occupancy":
+                row.update(_occupancy(value, arch))
+            elif key == "resources" and isinstance(value, dict):
+                row.update({k: fmt_number(v) for k, v in value.items() if k not in ("name", "arch")})
+            elif key == "launch" and isinstance(value, dict):
+                if value.get("block"):
+                    row["block"] = "×".join(str(v) for v in value["block"])
+                if value.get("grid"):
+                    row["grid"] = "×".join(str(v) for v in value["grid"])
             elif isinstance(value, dict):
                 row.update({f"{key}.{k}": fmt_number(v) for k, v in flatten(value).items()})
-            elif key == "occupancy" and isinstance(value, float) and value <= 1:
-                row[key] = f"{value:.0%}"
             else:
                 row[key] = fmt_number(value)
         resources.append(row)
-    return pd.DataFrame(resources), pd.DataFrame(mixes)
+    frame = pd.DataFrame(resources)
+    first = [c for c in ("kernel", "registers", "occupancy", "limited by", "blocks/SM", "smem_bytes", "spill_stores",
+                         "spill_loads", "block", "grid") if c in frame.columns]
+    return frame[first + [c for c in frame.columns if c not in first]], pd.DataFrame(mixes).fillna("")
 
 
 def roofline_table(data: dict[str, Any]) -> pd.DataFrame:
@@ -95,7 +130,8 @@ def roofline_table(data: dict[str, Any]) -> pd.DataFrame:
             "configuration": name, "FLOP/byte": fmt_number(point.get("arithmetic_intensity")),
             "GFLOP/s": fmt_number((point.get("achieved_flops") or 0) / 1e9),
             "GB/s": fmt_number((point.get("achieved_bytes_per_s") or 0) / 1e9),
-            "bound": point.get("bound", ""), "% of roof": fmt_number(point.get("pct_of_roof")),
+            "bound": point.get("bound", ""), "roof": point.get("precision", ""),
+            "% of roof": fmt_number(point.get("pct_of_roof")),
             "bottleneck": point.get("bottleneck", ""),
         })
     return pd.DataFrame(rows)
@@ -118,7 +154,7 @@ def show_diagnostics(detail: CandidateDetail) -> None:
     static = detail.diagnostic("static")
     if _section("Static analysis (ptxas, SASS, source)", static,
                 "No static analysis stored for this candidate (it may not have compiled)."):
-        resources, mix = kernels_frames(list(static.data.get("kernels") or []))
+        resources, mix = kernels_frames(list(static.data.get("kernels") or []), static.data.get("arch"))
         if not resources.empty:
             _table(resources)
         if not mix.empty:
@@ -135,5 +171,13 @@ def show_diagnostics(detail: CandidateDetail) -> None:
     if _section("Energy (NVML)", energy, "No energy reading for this candidate."):
         _table(key_value_frame(energy.data))
     roofline = detail.diagnostic("roofline")
-    if _section("Roofline per configuration", roofline, "No roofline: it needs timed runs."):
-        _table(roofline_table(roofline.data))
+    if _section("Roofline", roofline, "No roofline: it needs timed runs."):
+        table = roofline_table(roofline.data)
+        if not table.empty:
+            _table(table)
+        classification = roofline.data.get("classification") or {}
+        if classification.get("reason"):
+            st.caption(f"Class: {classification.get('bottleneck', '?')}, because {classification['reason']}"
+                       + ("" if classification.get("measured", True) else " (not measured)") + ".")
+        for note in roofline.data.get("notes") or []:
+            st.caption(f"Note: {note}")

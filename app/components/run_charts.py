@@ -18,6 +18,7 @@ from app.components import chartdata, charts, data
 class ChartSpecs:
     candidates: int
     speedup: dict | None = None
+    strip: dict | None = None
     speedup_note: str | None = None
     tree: dict | None = None
     tree_note: str | None = None
@@ -39,7 +40,9 @@ def chart_specs(run_id: int, version: tuple, selected: int | None) -> ChartSpecs
         return ChartSpecs(candidates=0)
     keep = [selected] if selected else []
     shown = chartdata.thin(points, keep)
-    speed = charts.speedup_chart(shown, chartdata.best_so_far(points), selected).to_dict()
+    timed = bool(points["speedup"].notna().any())
+    speed = charts.speedup_chart(shown, chartdata.best_so_far(points), selected).to_dict() if timed else None
+    strip = charts.verdict_strip(shown).to_dict()
     speed_note = (f"Showing {len(shown)} of {len(points)} candidates: the best of each round and an even spread "
                   "of the rest." if len(shown) < len(points) else None)
     subset = chartdata.tree_subset(points, selected)
@@ -47,7 +50,7 @@ def chart_specs(run_id: int, version: tuple, selected: int | None) -> ChartSpecs
     tree = charts.tree_chart(nodes, edges, selected).to_dict()
     tree_note = (f"Showing {len(subset)} of {len(points)} nodes: the selected and best candidates, the newest, "
                  "and their ancestors." if len(subset) < len(points) else None)
-    return ChartSpecs(len(points), speed, speed_note, tree, tree_note)
+    return ChartSpecs(len(points), speed, strip, speed_note, tree, tree_note)
 
 
 def _ceiling_words(c: chartdata.Ceilings) -> str:

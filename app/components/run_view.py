@@ -100,7 +100,8 @@ def _live_tick(run_id: int, folder: Path, seen_seq: int, seen_version: tuple) ->
 def live_updates(run: RunSummary, folder: Path, seen_seq: int, seen_version: tuple) -> None:
     """The polling fragment while the run can still change; a plain note once it has ended."""
     if run.is_terminal or run.recorded:
-        st.caption(f"This run has {run.status}; showing what it stored." if not run.recorded
+        st.caption(f"This run has {run.status}; showing what it stored (controls act on running runs only)."
+                   if not run.recorded
                    else "A recorded run: stored results, nothing new will arrive.")
         return
     st.fragment(_live_tick, run_every=LIVE_INTERVAL_S)(run.id, folder, seen_seq, seen_version)
@@ -118,8 +119,6 @@ def controls(run: RunSummary, selected: int | None) -> None:
         st.caption("Recorded runs are read-only.")
         return
     if run.is_terminal:
-        st.caption(f"The run has {run.status}: controls act on running runs only. "
-                   "Start a new run from a candidate with New run.")
         return
     with st.container(horizontal=True, gap="small"):
         if st.button("Pause", icon=":material/pause:", disabled=run.status == "paused", key="ctl_pause"):
@@ -254,9 +253,12 @@ def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
         if feedback and (feedback.text or feedback.data):
             st.caption("What the next round was told about this candidate:")
             st.markdown(feedback.text or "")
-            findings = feedback.data.get("findings") if feedback.data else None
-            if findings:
-                st.dataframe(pd.DataFrame(findings), hide_index=True, width="stretch")
+            details = (feedback.data or {}).get("details") or []
+            if details and all(isinstance(d, dict) for d in details):
+                columns = [c for c in ("title", "evidence", "suggestion", "category", "kernel", "line", "severity")
+                           if any(c in d for d in details)]
+                with st.expander(f"The {len(details)} finding(s) behind it"):
+                    st.dataframe(pd.DataFrame(details)[columns], hide_index=True, width="stretch")
         else:
             st.caption("No feedback was sent onwards from this candidate.")
     with st.expander("Prompt and reply", expanded=False):
@@ -303,7 +305,12 @@ def chart_panel(run: RunSummary, version: tuple, selected: int | None) -> None:
         return
     speed, roof, tree = st.tabs(["Speedup", "Roofline", "Search tree"], key="chart_tabs")
     with speed:
-        st.vega_lite_chart(specs.speedup, width="stretch", key="speedup_chart")
+        if specs.speedup:
+            st.vega_lite_chart(specs.speedup, width="stretch", key="speedup_chart")
+        else:
+            st.caption("No speedup yet: a speedup needs a candidate that ran and was correct. On a machine "
+                       "without a GPU, CUDA candidates are compiled and analysed but not run.")
+        st.vega_lite_chart(specs.strip, width="stretch", key="strip_chart")
         if specs.speedup_note:
             st.caption(specs.speedup_note)
     with roof, shown_errors("draw the roofline"):

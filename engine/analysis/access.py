@@ -82,7 +82,7 @@ def shared_wavefronts(addresses: np.ndarray, width: int) -> tuple[int, int]:
     for start in range(0, len(addresses), lanes_per_phase):
         words: dict[int, set[int]] = {}
         for address in addresses[start:start + lanes_per_phase].tolist():
-            for word in range(address // BANK_BYTES, (address + max(width, BANK_BYTES) - 1) // BANK_BYTES + 1):
+            for word in range(address // BANK_BYTES, (address + width - 1) // BANK_BYTES + 1):
                 words.setdefault(word % BANKS, set()).add(word)
         total += max((len(w) for w in words.values()), default=1)
     ideal = -(-len(addresses) // lanes_per_phase)

@@ -46,6 +46,24 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "launch__occupancy_limit_registers", "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_warps",
     "launch__occupancy_limit_blocks", "sm__cycles_elapsed.avg.per_second",
 )
+# names read back from an H200 report (profiling notes §3.3): the fallback set when ncu rejects the full
+# list without saying which metric it does not know
+CORE_METRICS: tuple[str, ...] = (
+    "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+    *(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for op in ("fadd", "fmul", "ffma", "dadd", "dmul",
+                                                                          "dfma")),
+    "sm__ops_path_tensor_src_fp16.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    *(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in ("barrier", "long_scoreboard",
+                                                                                 "mio_throttle", "short_scoreboard",
+                                                                                 "not_selected", "wait")),
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "launch__grid_size", "launch__block_size", "launch__registers_per_thread", "launch__waves_per_multiprocessor",
+)
 _TIME_UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3, "s": 1.0,
                "second": 1.0}
 _PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
@@ -280,7 +298,8 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
     wanted = list(metrics)
     dropped: list[str] = []
     output = ""
-    for _attempt in range(2):
+    code: int | None = None
+    for _attempt in range(3):
         remaining = budget_s - (time.perf_counter() - started)
         args = [executable, "--clock-control", "none", "--csv", "--page", "raw", "--target-processes", "all",
                 "--metrics", ",".join(wanted)]
@@ -301,10 +320,14 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
         if kernels:
             return NcuProfile(True, "", kernels, seconds, list(command), dropped, output[-4000:])
         bad = _unknown_metrics(output, wanted)
+        if not bad and "==ERROR==" in output and set(wanted) - set(CORE_METRICS):
+            bad = [m for m in wanted if m not in CORE_METRICS]  # unnamed rejection: retry with the verified set
         if not bad:
             break
         dropped += bad
         wanted = [m for m in wanted if m not in bad]
+        if not wanted:
+            break
     tail = " | ".join(line for line in output.strip().splitlines()[-3:])
     return NcuProfile(False, f"ncu produced no metrics (exit {code}): {tail[:300]}", [],
                       time.perf_counter() - started, list(command), dropped, output[-4000:])

@@ -70,11 +70,11 @@ def bank_conflicts(d: Diagnostics) -> list[Finding]:
         ways = worst.excess
         measured_note = f"; ncu measured {measured:.1f} wavefronts per shared load" if measured else ""
         stride_words = (worst.lane_stride_bytes or 0) // 4
+        why = f": neighbouring lanes are {stride_words} words apart, so {ways:.0f} of them share a bank" \
+            if stride_words else ""
         findings.append(Finding(
             tool="bank-conflicts", category="memory/shared-bank-conflict", title="shared-memory bank conflicts",
-            evidence=f"{code(worst.expression)} is a {ways:.0f}-way bank conflict (estimated){measured_note}: "
-                     f"lanes are {stride_words} words apart, a multiple of the 32 banks" if stride_words else
-                     f"{code(worst.expression)} is a {ways:.0f}-way bank conflict (estimated){measured_note}",
+            evidence=f"{code(worst.expression)} is a {ways:.0f}-way bank conflict (estimated){measured_note}{why}",
             suggestion=f"pad {worst.array}'s rows by one element (e.g. [TILE][TILE + 1]) or swizzle the index so a "
                        "warp's lanes fall in different banks",
             severity=min(0.85, 0.8 * (1.0 - 1.0 / ways)), value=ways, kernel=kernel.name, line=worst.line))

@@ -25,6 +25,11 @@ from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
 from engine.verify.static_rules import check_static
 
 LOG_CHARS = 30000
+_NOISE = ("USDT:", "STAGE:", "[W kineto")  # profiler chatter in the worker log, not the candidate's
+
+
+def _clean_log(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(_NOISE))
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,7 @@ class Verifier:
         result.integrity = passed + [f for f in static if not f.passed] + result.integrity
         result.build_seconds = build.seconds
         result.notes = list(build.notes) + list(result.notes)
-        parts = [result.log, outcome.log.strip()]
+        parts = [result.log, _clean_log(outcome.log).strip()]
         if build.log and result.verdict in (Verdict.COMPILE_ERROR, Verdict.LOAD_ERROR):
             parts.insert(0, build.log)
         result.log = "\n".join(p for p in parts if p)[-LOG_CHARS:]

@@ -209,10 +209,12 @@ class CHarness:
         pristine = {n: torch.from_numpy(values[n]).to(self.device) for n in inouts}
         policy = timing.TrialPolicy(spec_t.min_trials, spec_t.min_seconds, spec_t.max_trials, spec_t.max_seconds)
         sets = {"candidate": self.to_buffers(spec, values, None)}
-        fns = {"candidate": lambda _i: self.fn(*self._args(spec, sets["candidate"]))}
+        candidate_args = self._args(spec, sets["candidate"])
+        fns = {"candidate": lambda _i: self.fn(*candidate_args)}
         if self.baseline_fn is not None:
             sets["naive-cuda"] = self.to_buffers(spec, values, None)
-            fns["naive-cuda"] = lambda _i: self.baseline_fn(*self._args(spec, sets["naive-cuda"]))
+            naive_args = self._args(spec, sets["naive-cuda"])
+            fns["naive-cuda"] = lambda _i: self.baseline_fn(*naive_args)
         host = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
         host_pristine = {n: values[n].copy() for n in inouts}
         reference = {"c-reference": lambda _i: self.ref_fn(*[host[a.name].ctypes.data if a.is_array else a.value

@@ -84,7 +84,7 @@ class PytorchHarness:
         self.state = JobState()
         self.findings: Findings = self.state.findings
         self.module: types.ModuleType | None = None
-        self.kept: dict[str, tuple] = {}  # config name → (reference module, reference model, candidate model)
+        self.kept: dict[str, tuple] = {}  # config → (reference module, reference, candidate, float64 reference)
         self.first_call_pending = True
 
     @property
@@ -171,12 +171,12 @@ class PytorchHarness:
             previous_out = [o.clone() if isinstance(o, torch.Tensor) else o for o in as_list(detach(out))]
         self.state.configs.append(result)
         if (job.timing is not None and spec.name == job.timing.config) or (job.timing is None and not self.kept):
-            self.kept[spec.name] = (ref_mod, ref, cand)
+            self.kept[spec.name] = (ref_mod, ref, cand, ref64)
 
     def profile(self) -> None:
         """One profiled call each of reference and candidate: ops the candidate may not call, kernels it ran."""
         name = self.job.timing.config if self.job.timing else next(iter(self.kept))
-        ref_mod, ref, cand = self.kept[name]
+        ref_mod, ref, cand, _ = self.kept[name]
         seed = (self.job.timing.seed if self.job.timing else self.job.init_seed) + 1000
         inputs = make_inputs(ref_mod, seed, self.device)
         ref_inputs = clone_all(inputs)
@@ -212,7 +212,7 @@ class PytorchHarness:
 
     def time(self) -> None:
         spec_t = self.job.timing
-        ref_mod, ref, cand = self.kept[spec_t.config]
+        ref_mod, ref, cand, ref64 = self.kept[spec_t.config]
         sets = [make_inputs(ref_mod, spec_t.seed + k, self.device) for k in range(max(1, spec_t.input_sets))]
         count = len(sets)
 
@@ -242,7 +242,7 @@ class PytorchHarness:
             self.state.fatal = self.state.fatal or failure.fatal
             raise failure from exc
         self.guard_check("timed calls")
-        self.validate_timed(ref, cand, sets, spec_t.config)
+        self.validate_timed(ref, ref64, cand, sets, spec_t.config)
         escaped = timing.stream_escape(stats["candidate"])
         if escaped:
             self.findings.failed("stream-escape", escaped)
@@ -258,12 +258,13 @@ class PytorchHarness:
         if baseline is not None:
             self.state.baseline_name, self.state.baseline_us = baseline, stats[baseline].median_us
 
-    def validate_timed(self, ref, cand, sets: list, config: str) -> None:
+    def validate_timed(self, ref, ref64, cand, sets: list, config: str) -> None:
         """The timed calls' inputs give right answers too (no shortcut taken only while being timed)."""
         for k, inputs in enumerate(sets):
-            ref_out, _, _ = self.reference(ref, None, inputs)
+            ref_out, ref64_out, _ = self.reference(ref, ref64, inputs)
             out = self.call(cand, inputs, f"forward on timing input set {k}")
-            verdict = compare(out, ref_out, ref_out, self.job.rtol, self.job.atol)
+            verdict = compare(out, ref64_out if ref64_out is not None else ref_out, ref_out, self.job.rtol,
+                              self.job.atol)
             if not verdict.ok:
                 self.findings.failed("timed-output", f"on the timed configuration {config!r}, input set {k}: "
                                                      f"{verdict.message}")

@@ -27,6 +27,7 @@ _event_elapsed = torch.cuda.Event.elapsed_time
 SYNC_EVERY = 10  # rounds between host syncs: keeps the host's elapsed time honest about the GPU's
 CPU_FLUSH_BYTES = 32 * 2**20
 WALL_BUDGET_S = 0.25
+ESCAPE_RATIO, ESCAPE_MARGIN_US = 2.5, 100.0  # wall > 2.5 × events + 100 µs: the events missed the work
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def stream_escape(stats: TimingStats) -> str | None:
     """
     if stats.wall_us is None:
         return None
-    if stats.wall_us > 2.0 * stats.median_us + 50.0:
+    if stats.wall_us > ESCAPE_RATIO * stats.median_us + ESCAPE_MARGIN_US:
         return (f"device-synchronised wall time {stats.wall_us:.1f} µs per call vs {stats.median_us:.1f} µs "
                 "on the timed stream's events: work runs outside the timed stream")
     return None

@@ -12,6 +12,7 @@ Imports: torch, numpy, the standard library and engine.verify modules that impor
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import gc
 import json
@@ -99,6 +100,10 @@ def main(config: dict) -> int:
         torch.cuda.init()
         torch.zeros(1, device="cuda")  # create the context now, not inside the first job's timing
         device = torch.cuda.get_device_name()
+        # Candidates import CuPy; loading it here keeps that second out of the first candidate's load time.
+        # Missing CuPy is not the worker's failure: CuPy candidates then fail at import with the reason.
+        with contextlib.suppress(Exception):
+            import cupy  # noqa: F401
     applied = apply_limits(SandboxLimits.from_json(config["limits"]), gpu=cuda)
     cache_dir, base = Path(config["cache_dir"]), Path.cwd()
     read_roots = python_library_dirs() + [Path(p) for p in config.get("read_roots", [])]

@@ -4,6 +4,7 @@ from torch.utils.cpp_extension import load_inline
 
 cuda_source = r"""
 #include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>
 
 __global__ void relu_inline_kernel(const float* __restrict__ x, float* __restrict__ y, long long n) {
