@@ -187,3 +187,66 @@ def bulk_run(candidates: int, per_step: int = 10) -> int:
         session.execute(insert(Evaluation), eval_rows)
         session.add(RunEvent(run_id=run_id, kind="round", step=(candidates - 1) // per_step, message="bulk"))
     return run_id
+
+
+# --- a real server, for the browser test and the latency benchmark -------------------------------
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def healthy(url: str) -> bool:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+            return reply.read().decode().strip() == "ok"
+    except OSError:
+        return False
+
+
+def start_streamlit(home: Path, extra_env: dict[str, str] | None = None, log: Path | None = None,
+                    timeout_s: float = 60):
+    """`streamlit run app/main.py` on a free loopback port with REFINERY_HOME=`home`; (process, url)."""
+    import subprocess
+    import sys
+    import time
+
+    port = free_port()
+    env = {**os.environ, **(extra_env or {}), "REFINERY_HOME": str(home)}
+    env.pop("REFINERY_DATABASE_URL", None)
+    log = log or (Path(os.environ["BENCH_LOG"]) if os.environ.get("BENCH_LOG") else None)
+    out = open(log or os.devnull, "w")  # noqa: SIM115 - handed to the child
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
+         "--browser.gatherUsageStats", "false"],
+        cwd=MAIN.parents[1], env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    out.close()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout_s
+    while not healthy(url):
+        if server.poll() is not None or time.monotonic() > deadline:
+            stop_streamlit(server)
+            tail = log.read_text()[-2000:] if log and log.exists() else ""
+            raise RuntimeError(f"streamlit did not start on {url}. {tail}")
+        time.sleep(0.3)
+    return server, url
+
+
+def stop_streamlit(server) -> None:
+    import subprocess
+
+    server.terminate()
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        server.kill()

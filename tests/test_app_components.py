@@ -179,19 +179,32 @@ def test_roof_is_bandwidth_times_intensity_until_the_peak() -> None:
     assert high["gflops"] == pytest.approx(1e4)
 
 
-def test_charts_build_to_vega_lite_with_the_selected_point_ringed() -> None:
+def test_charts_are_cached_templates_filled_with_the_current_rows() -> None:
     frame = chartdata.rounds_frame([_row(1, 0), _row(2, 1, 1, speedup=2.0), _row(3, 2, 2, verdict="incorrect")])
-    spec = charts.speedup_chart(frame, chartdata.best_so_far(frame), selected=2).to_dict()
+    spec = charts.speedup_chart(frame, chartdata.best_so_far(frame), selected=2)
     assert len(spec["layer"]) == 4  # 1× rule, best so far, points, the selected ring
-    assert charts.verdict_strip(frame).to_dict()["mark"]["type"] == "tick"
+    assert [p["candidate_id"] for p in spec["datasets"]["points"]] == [1, 2]
+    assert spec["datasets"]["selected"] == [{**spec["datasets"]["points"][1]}]
+    again = charts.speedup_chart(frame.iloc[:2], chartdata.best_so_far(frame.iloc[:2]), selected=None)
+    assert again["datasets"]["selected"] == [] and spec["datasets"]["selected"]  # the cached template is not shared
+    strip = charts.verdict_strip(frame)
+    assert strip["mark"]["type"] == "tick" and len(strip["datasets"]["points"]) == 3
+    assert strip["encoding"]["color"]["scale"]["domain"] == ["correct", "incorrect"]
+
+
+def test_tree_and_roofline_specs_carry_their_data() -> None:
+    frame = chartdata.rounds_frame([_row(1, 0), _row(2, 1, 1, speedup=2.0)])
     nodes, edges = chartdata.tree_layout(frame)
-    assert charts.tree_chart(nodes, edges, selected=2).to_dict()["layer"]
+    tree = charts.tree_chart(nodes, edges, selected=2)
+    assert len(tree["datasets"]["nodes"]) == 2 and len(tree["datasets"]["edges"]) == 1 and tree["height"] >= 220
     points = chartdata.roofline_frame([RooflineRow(2, 1, "correct", {"large": {
         "arithmetic_intensity": 0.25, "achieved_flops": 1e11, "achieved_bytes_per_s": 4e11}})])
     ceiling = chartdata.Ceilings("H200", 4.8e12, {"fp32": 6.7e13}, "table")
-    roof = charts.roofline_chart(points, [ceiling], selected=2).to_dict()
-    x_scale = roof["layer"][0]["encoding"]["x"]["scale"]
-    assert x_scale["type"] == "log"
+    roof = charts.roofline_chart(points, [ceiling], selected=2)
+    assert roof["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert roof["datasets"]["selected"][0]["gflops"] == 100.0
+    assert any(r["roof"].startswith("fp32") for r in roof["datasets"]["roofs"])
+    assert roof["datasets"]["slope"][0]["roof"] == "DRAM 4.80 TB/s"
 
 
 # --- code and tables --------------------------------------------------------------------------
@@ -252,7 +265,7 @@ def test_problem_filter_combines_text_kind_tag_and_size() -> None:
     from engine.problems import scan_all
 
     problems = scan_all().problems
-    transpose = [p for p in problems if p.slug == "transpose" and p.kind == "c"]
+    transpose = [p for p in problems if p.slug == "matrix-transpose" and p.kind == "c"]
     assert filter_problems(problems, ProblemFilter(text="matrix transpose", kinds=("c",), tags=("transpose",))) \
         == transpose
     assert filter_problems(problems, ProblemFilter(kinds=("nope",))) == []

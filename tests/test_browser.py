@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,13 +20,11 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = Path(os.environ.get("REFINERY_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 CPU_PROBLEM = os.environ.get("REFINERY_BROWSER_PROBLEM", "stencil-2d")  # a C problem with CPU implementations
 ROUND_SELECTOR = "[class*='st-key-round-']"
 # Small timing budgets so that CPU rounds take seconds, not minutes, on a two-core CI machine.
 FAST_RUN_ENV = {"REFINERY_TIMING_MIN_TRIALS": "3", "REFINERY_TIMING_MIN_SECONDS": "0.05",
-                "REFINERY_TIMING_MAX_TRIALS": "5", "REFINERY_WORKER_TIMEOUT_S": "60"}
+                "REFINERY_TIMING_MAX_TRIALS": "5", "REFINERY_WORKER_TIMEOUT_S": "15"}
 
 if not CHROMIUM.exists():
     pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium; .ci/run does)",
@@ -40,49 +34,18 @@ if importlib.util.find_spec("playwright") is None:
 
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-            return reply.read().decode().strip() == "ok"
-    except OSError:
-        return False
+from app.testing import CHROMIUM_FLAGS, start_streamlit, stop_streamlit  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`streamlit run app/main.py` on a free loopback port, with its own empty REFINERY_HOME."""
     home = tmp_path_factory.mktemp("browser-home")
-    port = _free_port()
-    env = {**os.environ, **FAST_RUN_ENV, "REFINERY_HOME": str(home)}
-    env.pop("REFINERY_DATABASE_URL", None)
-    log = (home / "streamlit.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    server, url = start_streamlit(home, FAST_RUN_ENV, log=home.parent / "streamlit.log")
     try:
-        deadline = time.monotonic() + 60
-        while not _healthy(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start: {(home / 'streamlit.log').read_text()[-2000:]}")
-            time.sleep(0.3)
         yield url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+        stop_streamlit(server)
 
 
 @pytest.fixture(scope="module")
@@ -122,9 +85,13 @@ def test_each_page_opens_in_the_browser(app_url: str, page: Page, path: str, tit
     shot(page, path or "problems")
 
 
-def _choose(page: Page, label: str, option: str) -> None:
-    box = page.get_by_test_id("stSelectbox").filter(has_text=label)
-    box.click()
+def by_key(page: Page, key: str):
+    """The element Streamlit drew for widget `key` (it carries the class st-key-<key>)."""
+    return page.locator(f".st-key-{key}")
+
+
+def _choose(page: Page, key: str, option: str) -> None:
+    by_key(page, key).get_by_role("combobox").click()
     page.get_by_role("option", name=option, exact=False).first.click()
 
 
@@ -132,16 +99,18 @@ def _choose(page: Page, label: str, option: str) -> None:
 def test_a_library_run_streams_rounds_into_the_live_view_without_a_reload(app_url: str, page: Page) -> None:
     page.goto(f"{app_url}/new_run?problem={CPU_PROBLEM}")
     wait_for_app(page)
-    _choose(page, "Device", "CPU only")
-    rounds = page.get_by_label("Rounds", exact=True)
+    _choose(page, "nr_device", "CPU only")
+    rounds = by_key(page, "nr_rounds").locator("input")
     rounds.fill("4")
-    rounds.press("Enter")
+    rounds.press("Tab")  # leaving the field commits its value
+    expect(rounds).to_have_value("4")
+    page.wait_for_timeout(1000)
     wait_for_app(page)
-    page.get_by_role("button", name="Start run").click()
+    by_key(page, "nr_start").get_by_role("button").click()
     expect(page.get_by_text("started.", exact=False)).to_be_visible(timeout=60_000)
     expect(page.get_by_text("run.log", exact=False)).to_be_visible()
     shot(page, "run-started")
-    page.get_by_role("button", name="Open the live view").click()
+    by_key(page, "nr_open").get_by_role("button").click()
     expect(page.get_by_role("heading", name="Run (live)", exact=True)).to_be_visible(timeout=30_000)
 
     page.evaluate("window.__refineryMarker = 'same document'")
@@ -160,7 +129,7 @@ def test_a_library_run_streams_rounds_into_the_live_view_without_a_reload(app_ur
     shot(page, "run-live")
 
     page.get_by_role("tab", name="Roofline").click()
-    roof = page.get_by_test_id("stVegaLiteChart").or_(page.get_by_text("No roofline yet", exact=False))
+    roof = page.locator("[data-testid='stVegaLiteChart']:visible").or_(page.get_by_text("No roofline yet"))
     expect(roof.first).to_be_visible(timeout=30_000)
     shot(page, "run-roofline")
     page.get_by_role("tab", name="Search tree").click()

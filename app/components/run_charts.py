@@ -41,13 +41,13 @@ def chart_specs(run_id: int, version: tuple, selected: int | None) -> ChartSpecs
     keep = [selected] if selected else []
     shown = chartdata.thin(points, keep)
     timed = bool(points["speedup"].notna().any())
-    speed = charts.speedup_chart(shown, chartdata.best_so_far(points), selected).to_dict() if timed else None
-    strip = charts.verdict_strip(shown).to_dict()
+    speed = charts.speedup_chart(shown, chartdata.best_so_far(points), selected) if timed else None
+    strip = charts.verdict_strip(shown)
     speed_note = (f"Showing {len(shown)} of {len(points)} candidates: the best of each round and an even spread "
                   "of the rest." if len(shown) < len(points) else None)
     subset = chartdata.tree_subset(points, selected)
     nodes, edges = chartdata.tree_layout(subset)
-    tree = charts.tree_chart(nodes, edges, selected).to_dict()
+    tree = charts.tree_chart(nodes, edges, selected)
     tree_note = (f"Showing {len(subset)} of {len(points)} nodes: the selected and best candidates, the newest, "
                  "and their ancestors." if len(subset) < len(points) else None)
     return ChartSpecs(len(points), speed, strip, speed_note, tree, tree_note)
@@ -83,4 +83,4 @@ def roofline_view(run_id: int, version: tuple, selected: int | None, problem_slu
     chart = (charts.bandwidth_chart if bandwidth_only else charts.roofline_chart)(frame, ceilings, selected)
     caption = ("Roofs: " + "; ".join(_ceiling_words(c) for c in ceilings) + f". Points from {origin}."
                if ceilings else f"No ceilings known for device “{device or 'unknown'}”: points only, from {origin}.")
-    return RooflineView(configs, config, chart.to_dict(), bandwidth_only, caption)
+    return RooflineView(configs, config, chart, bandwidth_only, caption)

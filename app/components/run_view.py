@@ -86,6 +86,8 @@ def _live_tick(run_id: int, folder: Path, seen_seq: int, seen_version: tuple) ->
     watcher = data.get_watcher()
     seq = watcher.latest(folder)
     if seq != seen_seq:
+        import sys, time
+        print(f"BENCH tick-rerun {time.time():.3f}", file=sys.stderr, flush=True)
         st.rerun()
     ticks = st.session_state.get("live_ticks", 0) + 1
     st.session_state["live_ticks"] = ticks

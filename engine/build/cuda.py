@@ -7,7 +7,9 @@ for C problems, a shared library whose C entry point the harness calls.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,18 +66,28 @@ def _nvcc(source: str, suffix: str, mode_flags: list[str], out_name: str, arch: 
     if output.exists() and log_path.exists():
         return CudaBuild(True, output, log_path.read_text(), 0.0, True, key)
     folder.mkdir(parents=True, exist_ok=True)
-    src = folder / f"source{suffix}"
+    # Two builds of one key may race (a candidate that is also the baseline): each writes its own
+    # files and renames them into place, so a reader never sees a half-written library.
+    unique = f"{os.getpid()}-{threading.get_ident()}"
+    src = folder / f"source-{unique}{suffix}"
     src.write_text(source)
+    partial = folder / f"{out_name}.{unique}.partial"
     started = time.perf_counter()
     try:
-        done = subprocess.run([str(nvcc), *flags, "-o", str(output), str(src)], capture_output=True, text=True,
+        done = subprocess.run([str(nvcc), *flags, "-o", str(partial), str(src)], capture_output=True, text=True,
                               timeout=NVCC_TIMEOUT_S, env=tool_env(), cwd=folder)
-        log, ok = (done.stdout + done.stderr).strip(), done.returncode == 0 and output.exists()
+        log, ok = (done.stdout + done.stderr).strip(), done.returncode == 0 and partial.exists()
     except subprocess.TimeoutExpired:
         log, ok = f"nvcc timed out after {NVCC_TIMEOUT_S} s", False
     seconds = time.perf_counter() - started
     if ok:
-        log_path.write_text(log)  # written last: its presence marks a complete cache entry
+        os.replace(partial, output)
+        os.replace(src, folder / f"source{suffix}")
+        log_partial = folder / f"build.log.{unique}.partial"
+        log_partial.write_text(log)
+        os.replace(log_partial, log_path)  # last: its presence marks a complete cache entry
+    else:
+        partial.unlink(missing_ok=True)
     return CudaBuild(ok, output if ok else None, log, seconds, False, key)
 
 
