@@ -307,5 +307,13 @@ def execute_run(run_id: int, pipeline_factory: Callable | None = None, on_step: 
     return RunExecutor(run_id, pipeline_factory, on_step).execute()
 
 
+
+def load_recorded() -> int:
+    """The shipped recordings of real GPU runs, loaded into this database (see engine.recorded)."""
+    from engine.recorded import load_recorded as load
+
+    return load()
+
+
 if __name__ == "__main__":
     execute_run(int(sys.argv[1]))

@@ -53,7 +53,7 @@ def _records(frame: pd.DataFrame | None) -> list[dict]:
 
 def render(template: dict, datasets: dict[str, pd.DataFrame | None], **top: object) -> dict:
     """A copy of a cached spec with its named datasets filled and top-level properties set."""
-    spec = copy.copy(template)
+    spec = copy.deepcopy(template)  # small (no data), and Streamlit may adjust the spec it is given
     spec["datasets"] = {name: _records(frame) for name, frame in datasets.items()}
     spec.update(top)
     return spec

@@ -1,0 +1,32 @@
+"""Recorded runs round-trip: saved from one database, loaded into another, marked recorded, once."""
+
+from __future__ import annotations
+
+from db import runs_repo
+from db.session import reset_engines
+from engine.recorded import load_recorded, save_recording
+from engine.runs import RunRequest, create_run
+from engine.settings import get_settings
+from tests.test_runs import problem_slug, run  # noqa: F401 - fixture and helper
+
+
+def test_recording_loads_into_another_database_as_recorded_and_only_once(problem_slug, tmp_path, monkeypatch):
+    run_id = create_run(RunRequest(problem_slug, strategy="mcts", rounds=3))
+    run(run_id)
+    source_rows = runs_repo.tree_rows(run_id)
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    assert save_recording(get_settings().resolved_database_url, folder / "gpu.jsonl") == 1
+
+    monkeypatch.setenv("REFINERY_DATABASE_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    get_settings.cache_clear()
+    reset_engines()
+    assert load_recorded(folder) == 1
+    assert load_recorded(folder) == 0
+    (loaded,) = runs_repo.list_runs()
+    assert loaded.recorded and loaded.problem_slug == problem_slug
+    rows = runs_repo.tree_rows(loaded.id)
+    assert [r.candidate.step for r in rows] == [r.candidate.step for r in source_rows]
+    assert rows[1].candidate.parent_id in {r.candidate.id for r in rows}
+    assert all(r.evaluation.recorded and r.evaluation.verdict == "correct" for r in rows)
+    assert all(r.feedback is not None for r in rows)
