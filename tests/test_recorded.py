@@ -10,7 +10,8 @@ from engine.settings import get_settings
 from tests.test_runs import problem_slug, run  # noqa: F401 - fixture and helper
 
 
-def test_recording_loads_into_another_database_as_recorded_and_only_once(problem_slug, tmp_path, monkeypatch):
+def test_recording_loads_into_another_database_as_recorded_and_only_once(problem_slug, tmp_path,  # noqa: F811
+                                                                         monkeypatch):
     run_id = create_run(RunRequest(problem_slug, strategy="mcts", rounds=3))
     run(run_id)
     source_rows = runs_repo.tree_rows(run_id)
