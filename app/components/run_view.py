@@ -75,38 +75,55 @@ def header(run: RunSummary, log: Path) -> None:
 
 def metrics(run: RunSummary, progress: RunProgress) -> None:
     steps = 0 if progress.last_step is None else progress.last_step + 1
-    cols = st.columns(4)
+    cols = [*st.columns(2), *st.columns(2)]
     cols[0].metric("Rounds", f"{steps} / {run.rounds_budget}")
     cols[1].metric("Candidates", f"{run.candidates:,}")
     cols[2].metric("Correct", f"{run.correct:,}")
     cols[3].metric("Best speedup", fmt_speedup(run.best_speedup))
 
 
-def _live_tick(run_id: int, folder: Path, seen_seq: int, seen_version: tuple) -> None:
-    watcher = data.get_watcher()
-    seq = watcher.latest(folder)
-    if seq != seen_seq:
-        import sys, time
-        print(f"BENCH tick-rerun {time.time():.3f}", file=sys.stderr, flush=True)
+def live_rounds(run: RunSummary, folder: Path, drawn_seq: int, drawn_version: tuple, selected: int | None) -> None:
+    """The live part: metrics and the round list, in a fragment that polls while the run can change."""
+    live = not (run.is_terminal or run.recorded)
+    st.fragment(_live_body, run_every=LIVE_INTERVAL_S if live else None)(
+        run.id, folder if live else None, drawn_seq, drawn_version, selected)
+
+
+def _live_body(run_id: int, folder: Path | None, drawn_seq: int, drawn_version: tuple,
+               selected: int | None) -> None:
+    """One tick: on a new event, draw the new rounds here at once, then rerun the page a tick later.
+
+    Only this fragment reruns on a tick, so a new round reaches the browser without the charts
+    and the round panel being rebuilt first; the page rerun that follows brings those up to date.
+    """
+    state = st.session_state.setdefault(f"live_{run_id}", {"ticks": 0, "seq": None, "progress": None,
+                                                           "pending": False})
+    state["ticks"] += 1
+    if state["pending"]:
+        state["pending"] = False
         st.rerun()
-    ticks = st.session_state.get("live_ticks", 0) + 1
-    st.session_state["live_ticks"] = ticks
-    if ticks % STATUS_CHECK_EVERY == 0:
+    watcher = data.get_watcher() if folder is not None else None
+    seq = watcher.latest(folder) if watcher is not None else drawn_seq
+    progress = state["progress"]
+    if (progress is None or seq != state["seq"] or progress.version != drawn_version
+            or state["ticks"] % STATUS_CHECK_EVERY == 0):
         progress = data.run_progress(run_id)
-        if progress is not None and progress.version != seen_version:
-            st.rerun()
-    st.caption(f":green[●] Live: watching the run's event folder ({watcher.mode(folder)}); "
-               f"last event #{seq}. New rounds appear on their own.")
-
-
-def live_updates(run: RunSummary, folder: Path, seen_seq: int, seen_version: tuple) -> None:
-    """The polling fragment while the run can still change; a plain note once it has ended."""
-    if run.is_terminal or run.recorded:
-        st.caption(f"This run has {run.status}; showing what it stored (controls act on running runs only)."
-                   if not run.recorded
-                   else "A recorded run: stored results, nothing new will arrive.")
+        state["seq"], state["progress"] = seq, progress
+    if progress is None:
         return
-    st.fragment(_live_tick, run_every=LIVE_INTERVAL_S)(run.id, folder, seen_seq, seen_version)
+    run = data.run_summary(run_id, progress.version)
+    if watcher is not None:
+        st.caption(f":green[●] Live: watching the run's event folder ({watcher.mode(folder)}); last event #{seq}. "
+                   "New rounds appear on their own.")
+    elif run.recorded:
+        st.caption("A recorded run: stored results, nothing new will arrive.")
+    else:
+        st.caption(f"This run has {run.status}; showing what it stored (controls act on running runs only).")
+    metrics(run, progress)
+    st.markdown("#### Rounds")
+    rounds_list(run, (*progress.version, seq), selected)
+    if folder is not None and (seq != drawn_seq or progress.version != drawn_version):
+        state["pending"] = True
 
 
 def _send(run_id: int, action: str, payload: dict | None, done: str) -> None:
@@ -194,17 +211,20 @@ def rounds_list(run: RunSummary, version: tuple, selected: int | None) -> None:
     if not page.items:
         st.info("No rounds yet. The first one appears here as soon as it is stored.", icon=":material/hourglass_top:")
         return
-    if not st.session_state.get(f"follow_{run.id}", True):
-        st.button("Follow the newest round", icon=":material/vertical_align_top:", key=f"follow_btn_{run.id}",
-                  on_click=_follow, args=(run.id,))
+    if not st.session_state.get(f"follow_{run.id}", True) and st.button(
+            "Follow the newest round", icon=":material/vertical_align_top:", key=f"follow_btn_{run.id}"):
+        _follow(run.id)
+        st.rerun()
     for row in page.items:
         with st.container(border=True, key=f"round-{row.candidate_id}", gap=None):
             left, right = st.columns([5, 2], vertical_alignment="center")
             left.markdown(_round_label(row))
             left.caption(_round_caption(row))
-            right.button("Open", key=f"open_{row.candidate_id}", type="primary" if row.candidate_id == selected
-                         else "secondary", on_click=_select, args=(run.id, row.candidate_id), width="stretch",
-                         icon=":material/visibility:" if row.candidate_id == selected else None)
+            if right.button("Open", key=f"open_{row.candidate_id}", width="stretch",
+                            type="primary" if row.candidate_id == selected else "secondary",
+                            icon=":material/visibility:" if row.candidate_id == selected else None):
+                _select(run.id, row.candidate_id)
+                st.rerun()  # the whole page: the round panel beside the list shows the pick
 
 
 def round_panel(run: RunSummary, detail: CandidateDetail) -> None:

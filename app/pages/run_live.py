@@ -4,8 +4,6 @@ import streamlit as st
 
 from app.components import data, engine_api, frame, run_view
 
-import sys, time
-_t0 = time.perf_counter()
 frame.route_through_main()
 st.title("Run (live)")
 run_id = run_view.pick_run()
@@ -26,25 +24,17 @@ run = data.run_summary(run_id, progress.version)
 version = (*progress.version, seen)
 
 run_view.header(run, engine_api.log_path(run))
-run_view.live_updates(run, folder, seen, progress.version)
 newest = data.run_rounds(run_id, version, 0, 1).items
 selected = run_view.selected_candidate(run_id, newest[0].candidate_id if newest else None)
 run_view.controls(run, selected)
-run_view.metrics(run, progress)
-charts_area = st.container()  # filled last: a new round shows before its charts are redrawn
 
-print(f"BENCH before-rounds {time.perf_counter()-_t0:.3f} {time.time():.3f}", file=sys.stderr, flush=True)
-rounds_col, detail_col = st.columns([5, 7], gap="medium")
+rounds_col, detail_col = st.columns([5, 8], gap="large")
 with rounds_col:
-    st.markdown("#### Rounds")
-    run_view.rounds_list(run, version, selected)
+    run_view.live_rounds(run, folder, seen, progress.version, selected)
 with detail_col:
+    run_view.chart_panel(run, version, selected)
     detail = data.candidate(selected, version) if selected is not None else None
     if detail is None:
         st.caption("Open a round to see its code, verdict and diagnostics.")
     else:
         run_view.round_panel(run, detail)
-print(f"BENCH before-charts {time.perf_counter()-_t0:.3f} {time.time():.3f}", file=sys.stderr, flush=True)
-with charts_area:
-    run_view.chart_panel(run, version, selected)
-print(f"BENCH end {time.perf_counter()-_t0:.3f} {time.time():.3f}", file=sys.stderr, flush=True)
