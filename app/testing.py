@@ -223,7 +223,6 @@ def start_streamlit(home: Path, extra_env: dict[str, str] | None = None, log: Pa
     port = free_port()
     env = {**os.environ, **(extra_env or {}), "REFINERY_HOME": str(home)}
     env.pop("REFINERY_DATABASE_URL", None)
-    log = log or (Path(os.environ["BENCH_LOG"]) if os.environ.get("BENCH_LOG") else None)
     out = open(log or os.devnull, "w")  # noqa: SIM115 - handed to the child
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app/main.py", "--server.headless", "true",

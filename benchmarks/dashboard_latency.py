@@ -59,7 +59,6 @@ def main() -> int:
             for i in range(args.rounds):
                 time.sleep(args.interval)
                 started = time.perf_counter()
-                print(f"stored-at {time.time():.3f}")
                 candidate = add_round(run_id, first_step + i, parent_id=parent, speedup=1.0 + i / 10)
                 page.wait_for_selector(f".st-key-round-{candidate}", timeout=30_000)
                 latencies.append(time.perf_counter() - started)

@@ -2,7 +2,7 @@
 median time on the largest configuration and speedup, one JSON line each as it finishes (so a
 run cut short still reports what it did), then the expectation table.
 
-    python benchmarks/library_gpu_check.py [--problems a,b] [--out results.jsonl]
+    python benchmarks/library_gpu_check.py [--problems a,b [--only]] [--out results.jsonl]
 """
 
 from __future__ import annotations
@@ -18,13 +18,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--problems", default="")
     parser.add_argument("--kind", default="")
+    parser.add_argument("--only", action="store_true", help="check only the problems named, not the rest after them")
     parser.add_argument("--out", default="library_gpu.jsonl")
     args = parser.parse_args()
     from engine.problems import scan_all
     from engine.verify.evaluate import Verifier
 
-    wanted = {s for s in args.problems.split(",") if s}
-    problems = [p for p in scan_all().problems if (not wanted or p.slug in wanted) and (not args.kind or p.kind == args.kind)]
+    # The order given is kept, so a device call cut short has checked the problems named first.
+    order = [s for s in args.problems.split(",") if s]
+    library = [p for p in scan_all().problems if not args.kind or p.kind == args.kind]
+    rank = {slug: i for i, slug in enumerate(order)}
+    problems = sorted(library, key=lambda p: rank.get(p.slug, len(order)))
+    if args.only:
+        problems = [p for p in problems if p.slug in rank]
     times: dict[tuple[str, str], float] = {}
     with Verifier() as verifier, Path(args.out).open("a") as out:
         for problem in problems:

@@ -128,6 +128,17 @@ def test_files_a_job_names_reach_the_actors_cache_as_bytes(ray_cluster, fast_hom
     assert Path(moved.scratch_dir).is_relative_to(actor.cache_dir) and moved.cache_dir == str(actor.cache_dir)
 
 
+def test_an_actor_lost_between_jobs_costs_no_verdict(ray_cluster, fast_home):
+    info = Job(kind="c", device="cpu", candidate_source="", candidate_language="c", configs=[], init_seed=0,
+               mode="info")
+    with RayWorkerPool(workers=1, config=PoolConfig.from_settings(get_settings())) as pool:
+        assert pool.run(info).status == "ok" and not pool.gpu
+        ray_cluster.kill(pool.actors[0], no_restart=False)
+        outcome = pool.run(info)
+        assert outcome.status == "ok" and pool.replacements == 1
+        assert Path(outcome.raw["cwd"]).is_relative_to(get_settings().cache_dir / "ray")
+
+
 def test_more_cpu_workers_than_the_cluster_has_cpus_are_refused(ray_cluster, fast_home):
     with pytest.raises(ValueError, match="2 CPUs"):
         RayWorkerPool(workers=3, config=PoolConfig.from_settings(get_settings()))

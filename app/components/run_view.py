@@ -1,14 +1,17 @@
-"""The Run (live) page's parts: header, controls, live updates, round list, round panel, charts.
+"""The Run (live) page's parts: header, controls, the live round list, round panel, charts.
 
-Live updates: a small fragment reruns every LIVE_INTERVAL_S while the run is active and compares
-the watcher's newest event number with the one the page was drawn from; only when they differ
-does it rerun the page, whose reads are cached on the run's fingerprint. So an idle live view
-costs a dictionary lookup per tick, and a new round costs one read of what changed.
+Live updates: the metrics and the round list sit in a fragment that reruns every LIVE_INTERVAL_S
+while the run can change. A tick compares the watcher's newest event number (watchdog on the
+run's event folder, kept in memory) with the last one seen; only then does it read the database,
+through reads cached on the run's fingerprint. So an idle tick costs a dictionary lookup, a new
+round is drawn by the fragment alone, and the rest of the page (charts, round panel) follows with
+a page rerun at most every PAGE_REFRESH_S.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -32,6 +35,7 @@ from db.queries import CandidateDetail, RoundRow, RunProgress, RunSummary
 
 LIVE_INTERVAL_S = 0.25
 STATUS_CHECK_EVERY = 8  # ticks between DB status checks (a run can end without a new event)
+PAGE_REFRESH_S = 3.0  # at most this often a new round also redraws the charts and the round panel
 ROUNDS_PER_PAGE = 15
 
 
@@ -91,16 +95,17 @@ def live_rounds(run: RunSummary, folder: Path, drawn_seq: int, drawn_version: tu
 
 def _live_body(run_id: int, folder: Path | None, drawn_seq: int, drawn_version: tuple,
                selected: int | None) -> None:
-    """One tick: on a new event, draw the new rounds here at once, then rerun the page a tick later.
+    """One tick: on a new event, draw the new rounds here at once; rerun the whole page soon after.
 
     Only this fragment reruns on a tick, so a new round reaches the browser without the charts
     and the round panel being rebuilt first; the page rerun that follows brings those up to date.
     """
     state = st.session_state.setdefault(f"live_{run_id}", {"ticks": 0, "seq": None, "progress": None,
-                                                           "pending": False})
+                                                           "due": None, "page_drawn": 0.0})
+    now = time.monotonic()
     state["ticks"] += 1
-    if state["pending"]:
-        state["pending"] = False
+    if state["due"] is not None and now >= state["due"]:
+        state["due"], state["page_drawn"] = None, now
         st.rerun()
     watcher = data.get_watcher() if folder is not None else None
     seq = watcher.latest(folder) if watcher is not None else drawn_seq
@@ -122,8 +127,10 @@ def _live_body(run_id: int, folder: Path | None, drawn_seq: int, drawn_version: 
     metrics(run, progress)
     st.markdown("#### Rounds")
     rounds_list(run, (*progress.version, seq), selected)
-    if folder is not None and (seq != drawn_seq or progress.version != drawn_version):
-        state["pending"] = True
+    if folder is not None and state["due"] is None and (seq != drawn_seq or progress.version != drawn_version):
+        # The rest of the page (charts, round panel) follows at most every PAGE_REFRESH_S, so a run
+        # that streams rounds quickly does not keep the browser busy redrawing charts.
+        state["due"] = max(now + LIVE_INTERVAL_S, state["page_drawn"] + PAGE_REFRESH_S)
 
 
 def _send(run_id: int, action: str, payload: dict | None, done: str) -> None:

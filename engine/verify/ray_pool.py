@@ -27,6 +27,7 @@ import queue
 import shutil
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -141,10 +142,13 @@ class PoolActor:
         env = dict(config.env)
         if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:  # the GPU Ray gave this actor
             env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+        # Ray's token and session files are this node's keys to the cluster: candidate code touching them is flagged.
+        denied = (*config.denied_roots, Path.home() / ".ray", Path(tempfile.gettempdir()) / "ray")
         self.pool = WorkerPool(size=1, config=dataclasses.replace(config, cache_dir=self.cache_dir, gpus=None,
-                                                                   env=env))
+                                                                   env=env, denied_roots=denied))
 
     def ping(self) -> str:
+        """The node this actor runs on; any answer means Ray placed and started it."""
         import ray
 
         return ray.get_runtime_context().get_node_id()
@@ -233,6 +237,11 @@ class RayWorkerPool:
         self.nodes = sorted(set(ray.get(ready)))
 
     @property
+    def actors(self) -> tuple:
+        """The actor handles (for inspection, e.g. which node each runs on)."""
+        return tuple(self._actors)
+
+    @property
     def info(self) -> WorkerInfo:
         """What the workers run on, from the first actor's worker (all actors of a pool get alike resources)."""
         import ray
@@ -247,7 +256,9 @@ class RayWorkerPool:
         return self.info.cuda
 
     def run(self, job: Job, timeout_s: float | None = None, fresh: bool = False) -> JobOutcome:
-        """Run one job on the next free actor; an actor (or node) lost mid-job is a `crashed` outcome."""
+        """Run one job on the next free actor. Candidate code runs in the actor's worker, never in the actor,
+        so an actor (or node) lost under a job is Ray's trouble, not the candidate's: the job is sent once
+        more after Ray restarted the actor, and only a second loss is its `crashed` outcome."""
         import ray
         from ray.exceptions import GetTimeoutError, RayError
 
@@ -255,21 +266,41 @@ class RayWorkerPool:
         shipped = self._desk.ship(job)
         actor = self._idle.get()
         try:
-            reply = actor.run.remote(job.to_json(), shipped, timeout, fresh)
-            try:
-                return ray.get(reply, timeout=timeout + STARTUP_TIMEOUT_S + TRANSFER_MARGIN_S)
-            except GetTimeoutError:
-                self.replacements += 1
-                ray.kill(actor, no_restart=False)
-                return JobOutcome("timeout", detail=f"the Ray worker gave no answer within {timeout:.0f} s plus "
-                                                    "start-up and transfer time; it was restarted")
-            except RayError as exc:
-                self.replacements += 1
-                return JobOutcome("crashed", detail=f"the Ray worker was lost ({type(exc).__name__}: "
-                                                    f"{str(exc).splitlines()[0] if str(exc) else ''}); "
-                                                    "Ray restarts it")
+            for attempt in range(2):
+                reply = actor.run.remote(job.to_json(), shipped, timeout, fresh)
+                try:
+                    return ray.get(reply, timeout=timeout + STARTUP_TIMEOUT_S + TRANSFER_MARGIN_S)
+                except GetTimeoutError:
+                    ray.kill(actor, no_restart=False)
+                    self._revive(actor)
+                    return JobOutcome("timeout", detail=f"the Ray worker gave no answer within {timeout:.0f} s "
+                                                        "plus start-up and transfer time; it was restarted")
+                except RayError as exc:
+                    self._revive(actor)
+                    if attempt:
+                        first_line = str(exc).splitlines()[0] if str(exc) else ""
+                        return JobOutcome("crashed", detail=f"the Ray worker was lost twice under this job "
+                                                            f"({type(exc).__name__}: {first_line})")
+            raise AssertionError("unreachable")
         finally:
             self._idle.put(actor)
+
+    def _revive(self, actor) -> None:
+        """Wait until Ray has restarted `actor` (jobs sent while it restarts would fail at once)."""
+        import ray
+        from ray.exceptions import GetTimeoutError, RayError
+
+        self.replacements += 1
+        deadline = time.monotonic() + ACTOR_START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                ray.get(actor.ping.remote(), timeout=max(1.0, deadline - time.monotonic()))
+                actor.warm.remote()
+                return
+            except GetTimeoutError:
+                return
+            except RayError:
+                time.sleep(1.0)
 
     def submit(self, job: Job, timeout_s: float | None = None, fresh: bool = False) -> Future[JobOutcome]:
         with self._lock:

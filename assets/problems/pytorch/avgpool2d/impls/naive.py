@@ -7,23 +7,23 @@ BLOCK_SIZE = 128
 CUDA_SOURCE = r"""
 // One thread per (n, c, oh); divisor as in PyTorch with count_include_pad: the window clipped to the padded input.
 extern "C" __global__ void avgpool_row_kernel(const float* __restrict__ x, float* __restrict__ y,
-                                              long long planes, int H, int W, int OH, int OW, int k, int s, int p) {
+                                              long long planes, int height, int width, int out_h, int out_w, int kernel_size, int stride, int padding) {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= planes * OH) return;
-    long long plane = t / OH;
-    int oh = (int)(t % OH);
-    const float* xp = x + plane * H * W;
-    float* yr = y + t * OW;
-    int hs = oh * s - p;
-    int he = min(hs + k, H + p);
-    int h0 = max(hs, 0), h1 = min(he, H);
-    for (int ow = 0; ow < OW; ++ow) {
-        int ws = ow * s - p;
-        int we = min(ws + k, W + p);
-        int w0 = max(ws, 0), w1 = min(we, W);
+    if (t >= planes * out_h) return;
+    long long plane = t / out_h;
+    int oh = (int)(t % out_h);
+    const float* xp = x + plane * height * width;
+    float* yr = y + t * out_w;
+    int hs = oh * stride - padding;
+    int he = min(hs + kernel_size, height + padding);
+    int h0 = max(hs, 0), h1 = min(he, height);
+    for (int ow = 0; ow < out_w; ++ow) {
+        int ws = ow * stride - padding;
+        int we = min(ws + kernel_size, width + padding);
+        int w0 = max(ws, 0), w1 = min(we, width);
         float sum = 0.0f;
         for (int ih = h0; ih < h1; ++ih)
-            for (int iw = w0; iw < w1; ++iw) sum += xp[(long long)ih * W + iw];
+            for (int iw = w0; iw < w1; ++iw) sum += xp[(long long)ih * width + iw];
         yr[ow] = sum / (float)((he - hs) * (we - ws));
     }
 }

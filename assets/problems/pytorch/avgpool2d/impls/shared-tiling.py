@@ -9,34 +9,34 @@ CUDA_SOURCE = r"""
 // blockDim = (TILE_W, TILE_H); block b covers output tile (ty, tx) of plane b / (tiles_h * tiles_w).
 // Shared window: rows (TILE_H - 1) * s + k, cols (TILE_W - 1) * s + k, zero outside the input.
 extern "C" __global__ void avgpool_tiled_kernel(const float* __restrict__ x, float* __restrict__ y,
-                                                int H, int W, int OH, int OW, int k, int s, int p,
+                                                int height, int width, int out_h, int out_w, int kernel_size, int stride, int padding,
                                                 int tiles_h, int tiles_w) {
     extern __shared__ float win[];
     int tw = blockDim.x, th = blockDim.y;
-    int SH = (th - 1) * s + k, SW = (tw - 1) * s + k;
+    int SH = (th - 1) * stride + kernel_size, SW = (tw - 1) * stride + kernel_size;
     long long b = blockIdx.x;
     int tx = (int)(b % tiles_w);
     int ty = (int)((b / tiles_w) % tiles_h);
     long long plane = b / ((long long)tiles_w * tiles_h);
-    const float* xp = x + plane * H * W;
+    const float* xp = x + plane * height * width;
     int oh0 = ty * th, ow0 = tx * tw;
-    int ih0 = oh0 * s - p, iw0 = ow0 * s - p;
+    int ih0 = oh0 * stride - padding, iw0 = ow0 * stride - padding;
     int tid = threadIdx.y * tw + threadIdx.x, nthreads = tw * th;
     for (int i = tid; i < SH * SW; i += nthreads) {
         int r = i / SW, c = i % SW;
         int ih = ih0 + r, iw = iw0 + c;
-        win[i] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? xp[(long long)ih * W + iw] : 0.0f;
+        win[i] = (ih >= 0 && ih < height && iw >= 0 && iw < width) ? xp[(long long)ih * width + iw] : 0.0f;
     }
     __syncthreads();
     int oh = oh0 + threadIdx.y, ow = ow0 + threadIdx.x;
-    if (oh < OH && ow < OW) {
-        int hs = oh * s - p, ws = ow * s - p;
-        int he = min(hs + k, H + p), we = min(ws + k, W + p);
-        const float* wp = win + threadIdx.y * s * SW + threadIdx.x * s;
+    if (oh < out_h && ow < out_w) {
+        int hs = oh * stride - padding, ws = ow * stride - padding;
+        int he = min(hs + kernel_size, height + padding), we = min(ws + kernel_size, width + padding);
+        const float* wp = win + threadIdx.y * stride * SW + threadIdx.x * stride;
         float sum = 0.0f;
-        for (int i = 0; i < k; ++i)
-            for (int j = 0; j < k; ++j) sum += wp[i * SW + j];
-        y[(plane * OH + oh) * OW + ow] = sum / (float)((he - hs) * (we - ws));
+        for (int i = 0; i < kernel_size; ++i)
+            for (int j = 0; j < kernel_size; ++j) sum += wp[i * SW + j];
+        y[(plane * out_h + oh) * out_w + ow] = sum / (float)((he - hs) * (we - ws));
     }
 }
 """
