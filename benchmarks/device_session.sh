@@ -8,7 +8,7 @@ budget=${1:-240}; first=${2:-}; mcts=${3:-}
 deadline=$((SECONDS + budget))
 left() { echo $((deadline - SECONDS)); }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=$PWD:/tmp/site REFINERY_HOME=/tmp/rh PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD:/tmp/site REFINERY_HOME=/tmp/rh PYTHONUNBUFFERED=1 REFINERY_REPORT_FAILURES_AT_ONCE=1
 # The image's nvidia/cu13/include lacks crt/ (the nvidia-cuda-crt package our install depends on).
 INC=$(python3 -c "import nvidia; print([p for p in nvidia.__path__ if p.startswith('/opt')][0])")/cu13/include
 mkdir -p "$INC/crt" && cp -rn /tmp/site/nvidia/cu13/include/crt/. "$INC/crt/"

@@ -30,6 +30,16 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(skip_pg)
 
 
+def pytest_runtest_logreport(report) -> None:
+    """With REFINERY_REPORT_FAILURES_AT_ONCE=1, a failure's traceback prints as it happens.
+
+    Device calls run under a hard deadline; pytest's own failure section comes only at the end of
+    the session, so a run cut short would otherwise say that a test failed but never why.
+    """
+    if report.failed and os.environ.get("REFINERY_REPORT_FAILURES_AT_ONCE") == "1":
+        print(f"\n--- {report.nodeid} ({report.when}) ---\n{report.longreprtext[-4000:]}\n", flush=True)
+
+
 @pytest.fixture
 def refinery_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh data folder and SQLite database for one test."""

@@ -31,3 +31,23 @@ def test_recording_loads_into_another_database_as_recorded_and_only_once(problem
     assert rows[1].candidate.parent_id in {r.candidate.id for r in rows}
     assert all(r.evaluation.recorded and r.evaluation.verdict == "correct" for r in rows)
     assert all(r.feedback is not None for r in rows)
+
+
+def test_every_shipped_recording_loads_as_real_gpu_measurements(refinery_home):
+    from engine.recorded import RECORDED_DIR
+
+    shipped = sorted(RECORDED_DIR.glob("*.jsonl"))
+    assert shipped, "assets/recorded holds no recording"
+    loaded = load_recorded()
+    runs = runs_repo.list_runs()
+    assert loaded == len(runs) == sum(len(p.read_text().splitlines()) for p in shipped)
+    for summary in runs:
+        rows = runs_repo.tree_rows(summary.id)
+        assert summary.recorded and rows
+        for row in rows:
+            evaluation = row.evaluation
+            assert evaluation.recorded and "H200" in evaluation.device
+            if evaluation.verdict == "correct":
+                assert evaluation.candidate_us > 0 and evaluation.baseline_us > 0
+                (timed,) = [c["candidate"] for c in evaluation.configs if c.get("candidate")]
+                assert timed["clock"] == "cuda-events" and timed["trials"] >= 10 and timed["wall_us"] > 0

@@ -87,6 +87,12 @@ def test_unwritten_c_outputs_are_named_as_never_written(verifier, problems):
     assert "never written" in result.failed_config.message and "y at [512]" in result.failed_config.message
 
 
+def test_an_output_never_written_is_incorrect_rather_than_a_cached_result(verifier, problems):
+    result = run(verifier, problems, "c_writes_nothing.c")
+    assert result.verdict == Verdict.INCORRECT and "never written" in result.message
+    assert "result-caching" not in failed_checks(result)
+
+
 @pytest.mark.parametrize(("cheat", "static_rule", "runtime_check"), [
     ("monkeypatch.py", "static:monkeypatch", "monkeypatch"),
     ("reads_files.py", "static:file-access", "sandbox-access"),

@@ -115,6 +115,11 @@ def compare(got, ref, ref_native, rtol: float, atol: float, labels: list[str] | 
     return combined
 
 
+def wrote_something(comparison: Comparison) -> bool:
+    """False when every compared element still holds the poison/scrub pattern (nothing was written)."""
+    return comparison.total == 0 or comparison.unwritten < comparison.total
+
+
 def same_values(a, b) -> bool:
     """Bitwise equality of two outputs (NaN equal to NaN): the result-caching test."""
     la, lb = as_list(a), as_list(b)
