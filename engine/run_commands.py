@@ -9,10 +9,12 @@ from rich.table import Table
 
 from db import runs_repo
 from engine.runs import LLMOptions, RunExecutor, RunRequest, create_run, events_dir
+from engine.scale import choose_ray
 from engine.search import STRATEGY_NAMES
 from engine.settings import get_settings
 
 console = Console()
+RAY_OPTION = typer.Option(None, "--ray/--no-ray", help="verify through Ray workers (default: when RAY_ADDRESS is set)")
 runs_app = typer.Typer(help="Inspect and resume runs.", no_args_is_help=True)
 
 
@@ -54,8 +56,9 @@ def run_command(problem: str = typer.Option(..., "--problem", help="problem slug
                 seed: int = typer.Option(0), device: str = typer.Option("auto", help="auto | gpu | cpu"),
                 base_url: str = typer.Option(None, help="OpenAI-compatible endpoint (llm)"),
                 model: str = typer.Option(None, help="model name (llm)"),
-                temperature: float = typer.Option(None)) -> None:
+                temperature: float = typer.Option(None), ray: bool = RAY_OPTION) -> None:
     """Run a refinement in this terminal, showing each step as it is stored."""
+    choose_ray(ray)
     settings = get_settings()
     llm = None
     if proposer == "llm":
@@ -91,8 +94,9 @@ def show_command(run_id: int) -> None:
 
 
 @runs_app.command("resume")
-def resume_command(run_id: int) -> None:
+def resume_command(run_id: int, ray: bool = RAY_OPTION) -> None:
     """Continue a stopped, failed or killed run from its last stored step."""
+    choose_ray(ray)
     if runs_repo.get_run(run_id) is None:
         console.print(f"[red]no run {run_id}[/red]")
         raise typer.Exit(1)

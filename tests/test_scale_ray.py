@@ -172,3 +172,27 @@ def test_the_worker_count_comes_from_refinery_ray_workers(monkeypatch):
                                                         (3, 2, 0.5), (4, 2, 0.5), (2, 0, 0.0)])
 def test_gpu_shares_pack_workers_onto_whole_gpus(workers, gpus, share):
     assert gpu_share(workers, gpus) == share
+
+
+@pytest.mark.parametrize("flag", ["--ray", "--no-ray"])
+def test_refinery_verify_gives_the_same_verdict_on_a_ray_worker_and_locally(ray_cluster, fast_home, monkeypatch,
+                                                                           tmp_path, flag):
+    import json
+
+    from typer.testing import CliRunner
+
+    from engine import scale
+    from engine.cli import app
+
+    slug = write_c_problem(fast_home, names=("plain",))
+    prebuild(slug)
+    monkeypatch.setenv("REFINERY_RAY", "0")  # restored after the test: the flag rewrites it
+    made = []
+    monkeypatch.setattr(scale, "make_pool", lambda **kw: made.append(make_pool(**kw)) or made[-1])
+    candidate = tmp_path / "candidate.c"
+    candidate.write_text("void scale(int n, const float *x, float *y)\n"
+                         "{ for (int i = 0; i < n; i++) y[i] = x[i] * 2; }\n")
+    done = CliRunner().invoke(app, ["verify", str(candidate), "--problem", slug, flag, "--no-store", "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["verdict"] == "correct"
+    assert [type(p) for p in made] == [RayWorkerPool if flag == "--ray" else WorkerPool]

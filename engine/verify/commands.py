@@ -18,10 +18,13 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
            no_timing: bool = typer.Option(False, "--no-timing", help="check correctness and integrity only"),
            store: bool = typer.Option(True, "--store/--no-store", help="write the evaluation to the database"),
            as_json: bool = typer.Option(False, "--json", help="print the record as JSON instead of tables"),
-           verbose: bool = typer.Option(False, "--verbose", "-v", help="show the whole log")) -> None:
+           verbose: bool = typer.Option(False, "--verbose", "-v", help="show the whole log"),
+           ray: bool = typer.Option(None, "--ray/--no-ray",
+                                    help="verify on a Ray worker (default: when RAY_ADDRESS is set)")) -> None:
     """Verify a candidate: build, correctness on every configuration (hidden ones too), integrity, timing."""
     from engine.build.candidate import language_of
     from engine.problems import get_problem
+    from engine.scale import make_pool
     from engine.verify.evaluate import VerifyOptions, evaluate
     from engine.verify.report import render
 
@@ -34,7 +37,15 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
     source = file.read_text()
     options = VerifyOptions(baseline=baseline, timeout_s=timeout, timing=not no_timing)
     with console.status(f"verifying {file.name} on {found.slug} …"):
-        result = evaluate(found, source, language, options=options)
+        try:
+            pool = make_pool(ray=ray)
+        except (RuntimeError, ValueError) as exc:  # no ray package, no cluster, too few CPUs or GPUs
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2) from exc
+        try:
+            result = evaluate(found, source, language, pool=pool, options=options)
+        finally:
+            pool.close()
     if as_json:
         print(json.dumps(result.to_json(), indent=1))
     else:
