@@ -134,3 +134,45 @@ def test_card_states_counts_sources_and_filters(populated, tmp_path):
 def test_unknown_kind_is_refused(refinery_home, tmp_path):
     with pytest.raises(ValueError, match="unknown export kind"):
         export_dataset("everything", "jsonl", tmp_path)
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_problem_filter_keeps_only_the_problems_named(populated, tmp_path):
+    export_dataset("candidates", "jsonl", tmp_path / "mine", ExportFilters(problems=(SLUG,)))
+    export_dataset("candidates", "jsonl", tmp_path / "other", ExportFilters(problems=("softmax",)))
+    assert {r["problem"] for r in _rows(tmp_path / "mine/data/default.jsonl")} == {SLUG}
+    assert _rows(tmp_path / "other/data/default.jsonl") == []
+
+
+def test_date_filters_bound_what_is_exported(populated, tmp_path):
+    from datetime import datetime, timedelta
+
+    now = datetime.now()
+    export_dataset("candidates", "jsonl", tmp_path / "in", ExportFilters(since=now - timedelta(days=1),
+                                                                         until=now + timedelta(days=1)))
+    export_dataset("candidates", "jsonl", tmp_path / "later", ExportFilters(since=now + timedelta(days=1)))
+    export_dataset("candidates", "jsonl", tmp_path / "earlier", ExportFilters(until=now - timedelta(days=1)))
+    assert len(_rows(tmp_path / "in/data/default.jsonl")) == 5
+    assert _rows(tmp_path / "later/data/default.jsonl") == _rows(tmp_path / "earlier/data/default.jsonl") == []
+
+
+def test_human_only_preferences_hold_just_the_labelled_pair(populated, tmp_path):
+    root, mid = populated
+    export_dataset("preferences", "jsonl", tmp_path / "out", ExportFilters(label_sources=("human",)))
+    (row,) = _rows(tmp_path / "out/data/standard.jsonl")
+    assert row["source"] == "human" and (row["chosen_id"], row["rejected_id"]) == (mid, root)
+
+
+def test_minimum_agreement_drops_human_pairs_weighted_below_it(populated, tmp_path):
+    from engine.rank import agreement_report
+
+    (weight,) = agreement_report().weights().values()
+    export_dataset("preferences", "jsonl", tmp_path / "kept", ExportFilters(label_sources=("human",),
+                                                                            min_agreement=weight))
+    export_dataset("preferences", "jsonl", tmp_path / "dropped", ExportFilters(min_agreement=weight + 0.01))
+    assert len(_rows(tmp_path / "kept/data/standard.jsonl")) == 1
+    dropped = _rows(tmp_path / "dropped/data/standard.jsonl")
+    assert dropped and all(r["source"] == "measured" for r in dropped)
