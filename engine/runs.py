@@ -233,8 +233,14 @@ class RunExecutor:
             self.steering.fork = None
         else:
             parents = self.strategy.plan(self.tree)
-        return [(parent, self.proposer.propose(self._context(parent, step, sample)))
-                for sample, parent in enumerate(parents)]
+        planned, signatures = [], set()
+        for sample, parent in enumerate(parents):
+            proposal = self.proposer.propose(self._context(parent, step, sample))
+            if proposal.exhausted or (proposal.source and proposal.signature in signatures):
+                continue  # nothing new for this sample, or the same code as a sibling: no round to store
+            signatures.add(proposal.signature)
+            planned.append((parent, proposal))
+        return planned
 
     def _stored(self, parent_id: int | None, proposal: Proposal, outcome) -> runs_repo.StoredStep:
         from engine.build.cuda import content_key
@@ -254,8 +260,11 @@ class RunExecutor:
         return runs_repo.StoredStep(candidate, outcome.evaluation_row(), outcome.diagnostic_rows())
 
     def step(self) -> list:
+        """Propose, evaluate and store one step; an empty list when the proposer had nothing new."""
         step = self.tree.last_step() + 1
         planned = self._proposals(step)
+        if not planned:
+            return []
         outcomes = self.pipeline.evaluate([proposal for _, proposal in planned])
         items = [self._stored(parent, proposal, outcome)
                  for (parent, proposal), outcome in zip(planned, outcomes, strict=True)]
@@ -286,7 +295,10 @@ class RunExecutor:
                     return self._finish("stopped", "stopped by a user")
                 if self.steps_done >= self.request.rounds and not self.steering.inserts:
                     return self._finish("finished", f"finished {self.steps_done} steps")
-                self.step()
+                if not self.step():
+                    return self._finish("finished", f"finished after {self.steps_done} steps: the "
+                                                    f"{self.request.proposer} proposer has nothing left that this "
+                                                    "run has not tried")
         except Exception as exc:
             self._finish("failed", f"{type(exc).__name__}: {exc}")
             raise

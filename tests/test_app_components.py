@@ -15,6 +15,7 @@ from app.components.diagnostics import configs_frame, flatten, kernels_frames
 from app.components.events import EventWatcher, event_seq, filesystem_type, needs_polling, scan_latest
 from app.components.problems_view import ProblemFilter, filter_problems, size_bucket
 from db.queries import RooflineRow, RoundRow
+from engine.verify.records import Verdict
 
 # --- event watcher ----------------------------------------------------------------------------
 
@@ -283,3 +284,11 @@ def test_watcher_latency_is_well_under_the_live_interval(tmp_path: Path) -> None
         assert time.monotonic() - started < 0.5
     finally:
         watcher.stop()
+
+
+@pytest.mark.parametrize("verdict", [v.value for v in Verdict])
+def test_every_engine_verdict_has_its_own_word_and_colour(verdict: str) -> None:
+    from app.components import style
+
+    assert style.verdict_key(verdict) == verdict
+    assert verdict in style.VERDICT_ORDER and style.verdict_words(verdict) != style.VERDICT_WORDS["pending"]

@@ -80,6 +80,24 @@ def test_memory_prevents_proposing_the_same_thing_twice_under_a_parent(problem):
     assert second.signature != first.signature
 
 
+def test_code_measured_under_another_parent_is_not_proposed_again(problem):
+    root = LibraryProposer().propose(ctx(problem))
+    first = LibraryProposer().propose(ctx(problem, parent_of(root, ["vectorization"])))
+    elsewhere = frozenset({(7, first.signature)})  # the same implementation and settings, under candidate 7
+    again = LibraryProposer().propose(ctx(problem, parent_of(root, ["vectorization"]), tried=elsewhere))
+    assert again.signature != first.signature
+
+
+def test_samples_beyond_what_is_left_are_exhausted_not_repeated(problem):
+    root = LibraryProposer().propose(ctx(problem))
+    everything_but_two = frozenset((1, f"{n}[BLOCK_SIZE={b}]") for n in ("naive", "coalesced", "vec4", "tiled")
+                                   for b in (128, 256, 512) if (n, b) not in {("vec4", 128), ("tiled", 512)})
+    samples = [LibraryProposer().propose(ctx(problem, parent_of(root), sample=s, tried=everything_but_two))
+               for s in range(3)]
+    assert {p.signature for p in samples[:2]} == {"vec4[BLOCK_SIZE=128]", "tiled[BLOCK_SIZE=512]"}
+    assert samples[2].exhausted and samples[2].error
+
+
 def test_same_seed_same_proposals_and_samples_differ(problem):
     root = LibraryProposer().propose(ctx(problem))
     a = [LibraryProposer().propose(ctx(problem, parent_of(root), sample=s, seed=7)).signature for s in range(3)]

@@ -91,10 +91,27 @@ def test_each_stored_step_gets_an_event_file(problem_slug):
 
 
 def test_best_of_n_stores_all_samples_of_a_step(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, strategy="best-of-n", rounds=1, samples=3))
+    run(run_id)
+    rows = runs_repo.tree_rows(run_id)
+    assert [(r.candidate.step, r.candidate.sample) for r in rows] == [(0, 0), (0, 1), (0, 2)]
+
+
+def test_a_step_stores_no_sample_that_repeats_code_the_run_already_measured(problem_slug):
+    # Four implementations, no tunables: three samples in step 0 leave one new candidate for step 1.
     run_id = create_run(RunRequest(problem_slug, strategy="best-of-n", rounds=2, samples=3))
     run(run_id)
     rows = runs_repo.tree_rows(run_id)
-    assert [(r.candidate.step, r.candidate.sample) for r in rows] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert [(r.candidate.step, r.candidate.sample) for r in rows] == [(0, 0), (0, 1), (0, 2), (1, 0)]
+    assert len({r.candidate.source for r in rows}) == 4
+
+
+def test_a_run_ends_early_once_the_library_has_nothing_new(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, strategy="iterative", rounds=10))
+    assert run(run_id)[0] == "finished"
+    rows = runs_repo.tree_rows(run_id)
+    assert len(rows) == 4 and all(r.evaluation.verdict != "proposal_error" for r in rows)
+    assert "nothing left" in runs_repo.events(run_id)[-1].message
 
 
 @pytest.mark.parametrize("strategy", ["iterative", "best-of-n", "beam", "mcts"])

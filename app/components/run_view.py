@@ -53,10 +53,14 @@ def pick_run() -> int | None:
         ids.insert(0, run_id)
     if not ids:
         return None
-    labels = {r.id: f"#{r.id} · {r.problem_slug} · {r.strategy} · {r.status}" + (" · recorded" if r.recorded else "")
-              for r in recent}
-    choice = st.selectbox("Run", ids, index=ids.index(run_id) if run_id in ids else 0,
-                          format_func=lambda i: labels.get(i, f"#{i}"), key="live_run_pick")
+    status = {r.id: r.status for r in recent}
+    index = ids.index(run_id) if run_id in ids else 0
+    shown = data.run_progress(ids[index])  # the list is cached for seconds; the run on screen shows its status now
+    if shown is not None:
+        status[ids[index]] = shown.status
+    labels = {r.id: f"#{r.id} · {r.problem_slug} · {r.strategy} · {status[r.id]}"
+                    + (" · recorded" if r.recorded else "") for r in recent}
+    choice = st.selectbox("Run", ids, index=index, format_func=lambda i: labels.get(i, f"#{i}"), key="live_run_pick")
     if str(choice) != st.query_params.get("run"):
         st.query_params["run"] = str(choice)
     return choice

@@ -15,7 +15,7 @@ CODE_STYLE = "github-dark"
 PRIMARY = "#0e7c86"
 
 VERDICT_ORDER = ("correct", "needs_gpu", "incorrect", "integrity_violation", "runtime_error", "timeout",
-                 "load_error", "compile_error", "pending")
+                 "load_error", "compile_error", "proposal_error", "pending")
 VERDICT_COLORS = {
     "correct": "#1a9e63",
     "needs_gpu": "#6f8fb8",
@@ -25,6 +25,7 @@ VERDICT_COLORS = {
     "timeout": "#b86b2a",
     "load_error": "#c2577a",
     "compile_error": "#8a1c2b",
+    "proposal_error": "#7a6a58",
     "pending": "#aab4be",
 }
 VERDICT_WORDS = {
@@ -36,13 +37,15 @@ VERDICT_WORDS = {
     "timeout": "timeout",
     "load_error": "load error",
     "compile_error": "compile error",
+    "proposal_error": "no candidate",
     "pending": "being evaluated",
 }
 _VERDICT_BADGE = {"correct": "green", "needs_gpu": "blue", "incorrect": "orange", "integrity_violation": "violet",
-                  "timeout": "orange", "pending": "gray"}
+                  "timeout": "orange", "proposal_error": "gray", "pending": "gray"}
 _VERDICT_ICON = {"correct": ":material/check_circle:", "needs_gpu": ":material/memory:",
                  "incorrect": ":material/rule:", "integrity_violation": ":material/gpp_bad:",
-                 "timeout": ":material/timer_off:", "pending": ":material/hourglass_top:"}
+                 "timeout": ":material/timer_off:", "proposal_error": ":material/block:",
+                 "pending": ":material/hourglass_top:"}
 _STATUS_BADGE = {"queued": "gray", "running": "blue", "paused": "orange", "stopped": "gray", "finished": "green",
                  "failed": "red"}
 _STATUS_ICON = {"queued": ":material/schedule:", "running": ":material/play_circle:",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from engine.propose.base import ParentView, Proposal, ProposalContext, Proposer
+from engine.propose.base import EXHAUSTED, ParentView, Proposal, ProposalContext, Proposer
 from engine.propose.human import human_proposal
 from engine.propose.library import LibraryProposer
 
@@ -18,5 +18,5 @@ def make_proposer(name: str, llm_options: dict | None = None) -> Proposer:
     raise ValueError(f"unknown proposer {name!r}: use library or llm (human candidates are pasted in a run)")
 
 
-__all__ = ["LibraryProposer", "ParentView", "Proposal", "ProposalContext", "Proposer", "human_proposal",
+__all__ = ["EXHAUSTED", "LibraryProposer", "ParentView", "Proposal", "ProposalContext", "Proposer", "human_proposal",
            "make_proposer"]

@@ -8,6 +8,10 @@ from typing import Protocol
 
 from engine.problems.model import Problem
 
+# The signature of a proposal from a proposer with nothing left that the run has not tried: the run
+# stores no candidate for it, and ends once every sample of a step says so.
+EXHAUSTED = "exhausted"
+
 
 @dataclass(frozen=True)
 class ParentView:
@@ -53,6 +57,10 @@ class Proposal:
     tokens_out: int | None = None
     latency_s: float | None = None
     error: str | None = None  # set when no candidate could be made (no code, endpoint down)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.signature == EXHAUSTED
 
 
 class Proposer(Protocol):

@@ -11,7 +11,7 @@ import random
 import re
 
 from engine.problems.model import Implementation, Problem
-from engine.propose.base import Proposal, ProposalContext
+from engine.propose.base import EXHAUSTED, Proposal, ProposalContext
 
 # Which strategies answer which feedback tools (names as the feedback registry reports them).
 FINDING_STRATEGIES: dict[str, tuple[str, ...]] = {
@@ -74,9 +74,14 @@ class LibraryProposer:
         return cuda if gpu or not cpu else cpu
 
     def _options(self, problem: Problem, context: ProposalContext) -> list[tuple[Implementation, dict, str]]:
-        """Every (implementation, tunables) the memory has not seen under this parent, best first."""
+        """Every (implementation, tunables) not yet evaluated anywhere in the run, best first.
+
+        A library candidate's code depends only on its implementation and settings, never on its
+        parent, so the same signature under another parent would be the same code measured again.
+        """
         impls = self.usable_implementations(problem, context.gpu)
         parent = context.parent
+        tried = {sig for _, sig in context.tried}
         parent_impl = next((i for i in impls if parent and i.name == parent.proposal.get("implementation")), None)
         findings = parent.findings if parent else ()
         wanted = [s for f in findings for s in FINDING_STRATEGIES.get(f, ())]
@@ -90,9 +95,7 @@ class LibraryProposer:
                 variants += [{**base, name: v} for v in values if v != base.get(name)]
             for tunables in variants:
                 sig = signature(impl, tunables)
-                if (parent.candidate_id if parent else None, sig) in context.tried:
-                    continue
-                if parent and sig == parent.proposal.get("signature"):
+                if sig in tried or (parent and sig == parent.proposal.get("signature")):
                     continue
                 score = 0.0
                 if parent is None:
@@ -108,18 +111,20 @@ class LibraryProposer:
                     score += 1.0 if rank > parent_rank else 0.0
                     score += 0.5 if tunables == base else 0.0
                 options.append((score, impl, tunables, sig))
-        rng = random.Random(f"{context.seed}:{context.step}:{context.sample}:{problem.slug}")
-        rng.shuffle(options)  # ties are broken by the seed, not by file order
+        # Ties are broken by the seed, not by file order, and alike for every sample of a step, so that
+        # samples 0, 1, 2 … take distinct options.
+        rng = random.Random(f"{context.seed}:{context.step}:{problem.slug}")
+        rng.shuffle(options)
         options.sort(key=lambda o: -o[0])
         return [(impl, tunables, sig) for _, impl, tunables, sig in options]
 
     def propose(self, context: ProposalContext) -> Proposal:
         options = self._options(context.problem, context)
-        if not options:
-            return Proposal(source="", language="python", origin="library", signature="exhausted",
-                            error="every shipped implementation and tunable setting was already tried here")
+        if context.sample >= len(options):  # samples spread over the options; none left for this one
+            return Proposal(source="", language="python", origin="library", signature=EXHAUSTED,
+                            error="every shipped implementation and tunable setting was already tried in this run")
         # Spread the samples of one step over the top options.
-        impl, tunables, sig = options[min(context.sample, len(options) - 1)]
+        impl, tunables, sig = options[context.sample]
         source = set_tunables(impl.source, impl.language, {k: v for k, v in tunables.items()
                                                            if v != current_tunables(impl).get(k)})
         reason = ", ".join(context.parent.findings) if context.parent and context.parent.findings else "ladder"
