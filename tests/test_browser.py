@@ -45,7 +45,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`streamlit run app/main.py` on a free loopback port, with its own empty REFINERY_HOME."""
     home = tmp_path_factory.mktemp("browser-home")
     if CPU_PROBLEM == "browser-double":
-        write_c_problem(home, CPU_PROBLEM, names=("plain", "last-lost", "broken"))
+        write_c_problem(home, CPU_PROBLEM, names=("plain", "last-lost", "broken", "unrolled"))
     server, url = start_streamlit(home, FAST_RUN_ENV, log=home.parent / "streamlit.log")
     try:
         yield url

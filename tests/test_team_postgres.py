@@ -20,7 +20,8 @@ from db.session import reset_engines, session_scope
 from engine.rank.synthetic import SyntheticConfig, write_synthetic
 from engine.runs import RunRequest, create_run, run_folder, spawn_run_process
 from engine.settings import get_settings
-from tests.test_scale_ray import FAST_TIMING, prebuild, write_c_problem
+from tests.c_problem_support import FAST_TIMING, write_c_problem
+from tests.test_scale_ray import prebuild
 
 pytestmark = pytest.mark.postgres
 
@@ -80,7 +81,9 @@ def _log(run_id: int) -> str:
 
 
 def test_two_runs_and_two_labelers_at_once_lose_and_duplicate_nothing(team_database):
-    slug = write_c_problem(team_database, names=("plain", "last-lost", "broken"))
+    # Seven distinct candidates for the library (three implementations, one with four settings): enough for
+    # every (step, sample) of both runs, since a run never measures the same code twice.
+    slug = write_c_problem(team_database, names=("plain", "last-lost", "broken", "unrolled"))
     prebuild(slug)
     write_synthetic(SyntheticConfig(problems=1, candidates_per_problem=4, seed=5, prefix="team"))
     run_ids = [create_run(RunRequest(slug, strategy="iterative", rounds=ROUNDS, samples=SAMPLES, device="cpu"))

@@ -108,6 +108,16 @@ def test_stream_escape_is_a_wall_time_far_above_the_event_time():
     assert "outside the timed stream" in stream_escape(escaped)
 
 
+def test_a_tiny_kernel_behind_slow_launches_is_not_a_stream_escape_but_hidden_work_still_is():
+    # 3 µs of kernel behind 140 µs of launch overhead per call: the wall time is the host's, not hidden work.
+    slow_host = TimingStats(median_us=3.0, iqr_us=0.1, mean_us=3.0, min_us=2.9, trials=30, wall_us=150.0,
+                            host_us=140.0)
+    hidden = TimingStats(median_us=3.0, iqr_us=0.1, mean_us=3.0, min_us=2.9, trials=30, wall_us=900.0,
+                         host_us=20.0)
+    assert stream_escape(slow_host) is None
+    assert "20.0 µs to issue" in stream_escape(hidden)
+
+
 def test_worker_environment_drops_secrets_and_keeps_the_toolchain(tmp_path):
     base = {"OPENAI_API_KEY": "sk-x", "REFINERY_DATABASE_URL": "postgresql://u:p@h/db", "GITHUB_TOKEN": "t",
             "MY_SECRET": "s", "PGPASSWORD": "p", "PATH": "/usr/bin", "CUDA_HOME": "/usr/local/cuda", "HOME": "/root"}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine import python_ast
 from engine.analysis.cuda_ast import FunctionDef, Macro, Node, text, walk
 from engine.analysis.evaluator import Env, Evaluator, Pointer, Unknown
 from engine.analysis.interp import Context, Interpreter
@@ -259,7 +260,7 @@ def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = f
     Also `helper("name")(grid, block, args)`, a lookup function called with a kernel's name.
     """
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except SyntaxError:
         return []
     constants = _module_constants(tree)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine import python_ast
 from engine.analysis import cuda_ast
 from engine.analysis.access import estimate_accesses
 from engine.analysis.launch import (
@@ -105,7 +106,7 @@ def _is_torch_compute(call: ast.Call) -> bool:
 def torch_ops_in_forward(source: str) -> int:
     """torch compute calls in ModelNew.forward other than allocation and views: each is a kernel of its own."""
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except SyntaxError:
         return 0
     count = 0

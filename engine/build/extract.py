@@ -11,6 +11,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from engine import python_ast
+
 
 @dataclass(frozen=True)
 class ExtractedSources:
@@ -33,7 +35,7 @@ def _constant_strings(tree: ast.AST) -> list[str]:
 def cuda_sources_from_python(source: str) -> ExtractedSources:
     """Every distinct CUDA source string in a Python candidate, in order of appearance."""
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except SyntaxError as exc:
         return ExtractedSources((), (f"Python syntax error at line {exc.lineno}: {exc.msg}",))
     seen: dict[str, None] = {}

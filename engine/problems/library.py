@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import python_ast
 from engine.problems.expressions import ExpressionError, evaluate
 from engine.problems.model import STRATEGIES, CArg, Config, Expectation, Implementation, Problem
 
@@ -45,7 +46,7 @@ class LibraryScan:
 def check_pytorch_reference(path: Path) -> None:
     """Syntax and the KernelBench names, without running anything."""
     try:
-        tree = ast.parse(path.read_text(), filename=str(path))
+        tree = python_ast.parse(path.read_text(), filename=str(path))
     except SyntaxError as exc:
         raise ProblemError(path, f"syntax error at line {exc.lineno}: {exc.msg}") from exc
     defined = set()
@@ -62,7 +63,7 @@ def check_pytorch_reference(path: Path) -> None:
 
 def module_int_constants(path: Path) -> dict[str, int | float]:
     """Module-level numeric constants of a KernelBench file: the sizes a configuration overrides."""
-    tree = ast.parse(path.read_text())
+    tree = python_ast.parse(path.read_text())
     constants: dict[str, int | float] = {}
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)

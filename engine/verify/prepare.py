@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine import python_ast
 from engine.build.candidate import CandidateBuild, build_candidate
 from engine.build.inline import torch_arch_list
 from engine.problems.c_inputs import arg_specs
@@ -67,7 +68,7 @@ def timed_config(problem: Problem, device: str, name: str | None = None) -> Conf
 
 def triton_kernel_names(source: str) -> list[str]:
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except SyntaxError:
         return []
     return [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)

@@ -36,6 +36,7 @@ class TimingStats:
     min_us: float
     trials: int
     wall_us: float | None = None  # device-synchronised wall time per call, the cross-check
+    host_us: float | None = None  # host time to issue one call in that loop (launch overhead, Python)
     clock: str = "cuda-events"  # cuda-events | perf-counter
 
     @classmethod

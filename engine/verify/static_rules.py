@@ -11,6 +11,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from engine import python_ast
 from engine.verify.records import IntegrityFinding
 
 PROTECTED_ROOTS = frozenset({"torch", "time", "cp", "cupy", "np", "numpy", "F", "nn", "builtins", "sys", "os", "gc",
@@ -277,7 +278,7 @@ def _embedded_sources(tree: ast.AST) -> list[tuple[str, int]]:
 
 def check_python(source: str, dtype: str) -> list[Violation]:
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except SyntaxError:
         return []  # the worker reports the syntax error as a load error
     rules = _PythonRules(LOWER_THAN.get(dtype, ()))
