@@ -125,7 +125,7 @@ def _live_body(run_id: int, folder: Path | None, drawn_seq: int, drawn_version: 
         st.caption(f":green[●] Live: watching the run's event folder ({watcher.mode(folder)}); last event #{seq}. "
                    "New rounds appear on their own.")
     elif run.recorded:
-        st.caption("A recorded run: stored results, nothing new will arrive.")
+        st.caption("Recorded runs are read-only: results measured on a GPU, stored; nothing new will arrive.")
     else:
         st.caption(f"This run has {run.status}; showing what it stored (controls act on running runs only).")
     metrics(run, progress)
@@ -145,10 +145,7 @@ def _send(run_id: int, action: str, payload: dict | None, done: str) -> None:
 
 def controls(run: RunSummary, selected: int | None) -> None:
     """Pause, resume, stop, a hint for the next round, and pasting a candidate of one's own."""
-    if run.recorded:
-        st.caption("Recorded runs are read-only.")
-        return
-    if run.is_terminal:
+    if run.recorded or run.is_terminal:  # the round list says why there is nothing to steer
         return
     with st.container(horizontal=True, gap="small"):
         if st.button("Pause", icon=":material/pause:", disabled=run.status == "paused", key="ctl_pause"):
