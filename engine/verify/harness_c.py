@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from engine.verify import timing
-from engine.verify.correctness import compare, same_values, wrote_something
+from engine.verify.correctness import compare, looks_cached
 from engine.verify.jobs import CArgSpec, ConfigSpec, Job
 from engine.verify.outcome import JobFailure, JobState, failure_result, final_result, is_cuda_fault, short_traceback
 from engine.verify.problem_code import c_inputs
@@ -193,10 +193,7 @@ class CHarness:
             if not verdict.ok and result.ok:
                 result.ok, result.first_mismatch = False, verdict.first_mismatch or None
                 result.message = f"trial {trial} (seed {seed}): {verdict.message}"
-            # An output never written holds the same scrub pattern on every call: that is the correctness
-            # failure's "never written", not a cache.
-            if (previous_out is not None and wrote_something(verdict) and same_values(got, previous_out)
-                    and not same_values(ref, previous_ref)):
+            if looks_cached(verdict, got, previous_out, ref, previous_ref):
                 self.findings.failed("result-caching", f"on configuration {spec.name!r} two calls on different inputs "
                                                        "(same buffers, new values) left identical outputs")
             previous, previous_ref = buffers, ref

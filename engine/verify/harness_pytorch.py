@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from engine.verify import audit, timing
-from engine.verify.correctness import as_list, compare, same_values, wrote_something
+from engine.verify.correctness import as_list, compare, looks_cached, same_values
 from engine.verify.guards import ProcessGuard
 from engine.verify.jobs import ConfigSpec, Job
 from engine.verify.outcome import Findings, JobFailure, JobState, failure_from, failure_result, final_result
@@ -164,10 +164,7 @@ class PytorchHarness:
             if not verdict.ok and result.ok:
                 result.ok, result.first_mismatch = False, verdict.first_mismatch
                 result.message = f"trial {trial} (seed {seed}): {verdict.message}"
-            # An output never written holds the same scrub pattern on every call: that is the correctness
-            # failure's "never written", not a cache.
-            if (previous_out is not None and wrote_something(verdict) and same_values(out, previous_out)
-                    and not same_values(ref_out, previous_ref)):
+            if looks_cached(verdict, out, previous_out, ref_out, previous_ref):
                 self.findings.failed("result-caching", f"on configuration {spec.name!r} two calls on different "
                                                        "inputs (same tensors, new values) returned identical outputs")
             previous_inputs, previous_ref = inputs, ref_out
