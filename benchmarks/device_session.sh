@@ -1,48 +1,100 @@
 #!/usr/bin/env bash
-# One device call under a global deadline (first argument, seconds): the GPU tests (the library-wide
-# correctness and speed-order checks for the problems named in $2 first, then the rest of the library),
-# then library MCTS runs stored for recording while time is left. Everything lands in $OUT as it goes.
-#   bash benchmarks/device_session.sh 240 "attention,conv-bn-relu" "relu,softmax"
+# One device call: the named steps in order under one deadline (first argument, seconds). A step
+# starts only while time is left and is cut at the deadline; everything lands in $OUT as it goes, in
+# at most eight files (what the device tool brings back).
+#
+#   bash benchmarks/device_session.sh 560 library:jacobi-1d,heat-3d units mcts:relu,softmax ray throughput \
+#        ncu:relu,softmax
+#
+# Steps: library[:first,slugs]  every shipped CUDA implementation through the verifier (false-reject
+#                               test and promised speed orders), the named problems first; results also
+#                               as JSON lines (library.jsonl) for `benchmarks/library_recording.py`
+#        units                  the other GPU tests (cheats, analysis, ncu, NVML, ceilings, Ray on the GPU)
+#        mcts:slugs             library proposer + MCTS runs, stored in runs.db
+#        ray | throughput       benchmarks/ray_scaling.py | benchmarks/verifier_throughput.py
+#        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
+# Needs `.whl` carried (and `.raypkg` for the Ray steps).
 set -u
-budget=${1:-240}; first=${2:-}; mcts=${3:-}
+budget=${1:-240}; shift
 deadline=$((SECONDS + budget))
 left() { echo $((deadline - SECONDS)); }
+cap() { local l; l=$(left); echo $(( $1 < l ? $1 : l )); }  # a step's limit: its own cap or the time left
+log=$OUT/session.log
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+[ -f .raypkg/ray-trim.tar.xz ] && [ ! -d /tmp/site/ray ] && tar -xJf .raypkg/ray-trim.tar.xz -C /tmp/site
 export PYTHONPATH=$PWD:/tmp/site REFINERY_HOME=/tmp/rh PYTHONUNBUFFERED=1 REFINERY_REPORT_FAILURES_AT_ONCE=1
 # The image's nvidia/cu13/include lacks crt/ (the nvidia-cuda-crt package our install depends on).
 INC=$(python3 -c "import nvidia; print([p for p in nvidia.__path__ if p.startswith('/opt')][0])")/cu13/include
 mkdir -p "$INC/crt" && cp -rn /tmp/site/nvidia/cu13/include/crt/. "$INC/crt/"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > $OUT/device.txt 2>&1
-python3 -c "import torch, cupy; print(torch.__version__, cupy.__version__, torch.cuda.get_device_name())" >> $OUT/device.txt 2>&1
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  python3 -c "import torch, cupy; print(torch.__version__, cupy.__version__, torch.cuda.get_device_name())"
+} > "$log" 2>&1
+note() { echo "[$(date +%T), $(left) s left] $*" | tee -a "$log"; }
+run_pytest() { timeout "$1" python3 -m pytest -m gpu -v -s -rfEs --timeout 170 -p no:cacheprovider "${@:2}"; }
 
-# Node ids in the order wanted: the cheat/integrity and analysis tests, the named problems' library
-# checks, the rest of the library, then the slow builds (load_inline, torch.compile) last.
-python3 - "$first" > /tmp/order.txt <<'PY'
+step_library() {
+  python3 - "$1" > /tmp/library-ids.txt <<'PY'
 import sys
 from engine.problems import scan_all
 first = [s for s in sys.argv[1].split(",") if s]
 lib = [p for p in scan_all().problems if any(i.device == "cuda" for i in p.implementations)]
 lib.sort(key=lambda p: first.index(p.slug) if p.slug in first else len(first))
 V = "tests/test_verify_gpu.py"
-print(f"{V} tests/test_analysis_gpu.py -k 'not no_shipped and not promised and not load_inline and not torch_compile'")
 for p in lib:
     print(f"{V}::test_no_shipped_cuda_implementation_is_rejected[{p.slug}]")
     if p.expectations:
         print(f"{V}::test_the_promised_speed_order_holds_on_the_largest_configuration[{p.slug}]")
-print(f"{V} -k 'load_inline or torch_compile'")
 PY
-ids=$(sed -n '2,$p' /tmp/order.txt | grep -v " -k " | tr '\n' ' ')
-run_pytest() { timeout "$1" python3 -m pytest -m gpu -v -s -rfEs --timeout 170 -p no:cacheprovider "${@:2}"; }
-run_pytest $(( $(left) / 4 )) tests/test_verify_gpu.py tests/test_analysis_gpu.py \
-  -k 'not no_shipped and not promised and not load_inline and not torch_compile' > $OUT/gpu-units.log 2>&1
-grep -E "PASSED|FAILED|ERROR|SKIPPED" $OUT/gpu-units.log | grep -v "^tests.*PASSED" | cut -c1-200
-grep -E "passed|failed" $OUT/gpu-units.log | tail -1
-run_pytest $(( $(left) - 50 )) $ids > $OUT/gpu-library.log 2>&1
-grep -cE "PASSED" $OUT/gpu-library.log; grep -E "FAILED|ERROR" $OUT/gpu-library.log | cut -c1-220 | head -20
-for p in ${mcts//,/ }; do
-  [ "$(left)" -gt 20 ] || break
-  timeout $(( $(left) - 5 )) python3 -m engine.cli run --problem "$p" --strategy mcts --rounds 4 --device gpu > $OUT/run-$p.log 2>&1
-  tail -1 $OUT/run-$p.log | cut -c1-200
+  REFINERY_LIBRARY_RESULTS=$OUT/library.jsonl run_pytest $(( $(left) - 10 )) $(cat /tmp/library-ids.txt) \
+    > $OUT/library.log 2>&1
+  note "library: $(grep -c PASSED $OUT/library.log) passed, $(grep -cE '(FAILED|ERROR)$' $OUT/library.log) failed"
+  grep -E "^(FAILED|ERROR) " $OUT/library.log | cut -c1-240 | tee -a "$log"
+}
+
+step_units() {
+  run_pytest "$(cap 240)" tests/test_verify_gpu.py tests/test_analysis_gpu.py tests/test_scale_ray.py \
+    -k 'not no_shipped and not promised' > $OUT/units.log 2>&1
+  grep -E "(PASSED|FAILED|ERROR|SKIPPED)" $OUT/units.log | grep -v " PASSED$" | cut -c1-200 | tee -a "$log"
+  note "units: $(grep -E '[0-9]+ (passed|failed)' $OUT/units.log | tail -1)"
+}
+
+step_mcts() {
+  local slugs=(${1//,/ }) share
+  for p in "${slugs[@]}"; do
+    [ "$(left)" -gt 30 ] || { note "mcts: no time for $p"; continue; }
+    local t0=$SECONDS
+    timeout "$(cap 90)" python3 -m engine.cli run --problem "$p" --strategy mcts --rounds 5 --device gpu \
+      > /tmp/run-$p.log 2>&1
+    note "mcts $p ($((SECONDS - t0)) s): $(tail -1 /tmp/run-$p.log | cut -c1-160)"
+    { echo "== $p"; cat /tmp/run-$p.log; } >> $OUT/mcts.log
+  done
+  cp /tmp/rh/refinery.db $OUT/runs.db
+}
+
+step_ray() {
+  timeout "$(cap 120)" python3 benchmarks/ray_scaling.py --problems relu,softmax,gemm,stencil-2d --workers 1,2 \
+    --repeat 1 --out $OUT/ray_scaling.json >> $OUT/benchmarks.log 2>&1
+  note "ray: exit $?"
+}
+
+step_throughput() {
+  timeout "$(cap 150)" python3 benchmarks/verifier_throughput.py --native 30 --inline 1 \
+    --out $OUT/throughput.json >> $OUT/benchmarks.log 2>&1
+  note "throughput: exit $?"
+}
+
+step_ncu() {
+  local only=()
+  [ -n "$1" ] && only=(--only ${1//,/ })
+  timeout "$(left)" python3 benchmarks/ncu_agreement.py "${only[@]}" --deadline $(( $(left) - 45 )) --budget 30 \
+    --json $OUT/ncu_agreement.json >> $OUT/benchmarks.log 2>&1
+  note "ncu: exit $?"
+}
+
+for step in "$@"; do
+  name=${step%%:*}; arg=""; [ "$name" != "$step" ] && arg=${step#*:}
+  if [ "$(left)" -le 30 ]; then note "skipped $name: out of time"; continue; fi
+  note "start $name"
+  "step_$name" "$arg"
 done
-[ -f /tmp/rh/refinery.db ] && cp /tmp/rh/refinery.db $OUT/runs.db
-echo "done with $(left) s left"
+note "done"

@@ -51,7 +51,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", nargs="*", default=None, help="problem slugs")
     parser.add_argument("--budget", type=float, default=60.0, help="ncu time limit per candidate (s)")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="start no new problem after this many seconds (the summary says how far it got)")
     options = parser.parse_args()
+    started_all = time.perf_counter()
 
     import torch
 
@@ -63,9 +66,14 @@ def main() -> None:
     arch = f"sm_{major}{minor}"
     settings = get_settings()
     rows, kernel_rows = [], []
-    for problem in scan_all().problems:
-        if options.only and problem.slug not in options.only:
-            continue
+    library = [p for p in scan_all().problems if not options.only or p.slug in options.only]
+    if options.only:  # the order given is kept, so a run cut short has covered the problems named first
+        library.sort(key=lambda p: options.only.index(p.slug))
+    covered = []
+    for problem in library:
+        if options.deadline is not None and time.perf_counter() - started_all > options.deadline:
+            break
+        covered.append(problem.slug)
         config = pick_config(problem)
         for impl in (i for i in problem.implementations if i.device == "cuda"):
             report = analyse_candidate(problem, impl.source, impl.language, config, arch=arch,
@@ -123,7 +131,8 @@ def main() -> None:
 
     times = [r["ncu_s"] for r in rows if "ncu_s" in r]
     summary = {
-        "device": torch.cuda.get_device_name(0), "candidates": len(rows),
+        "device": torch.cuda.get_device_name(0), "problems": len(covered),
+        "problems_not_reached": [p.slug for p in library if p.slug not in covered], "candidates": len(rows),
         "profiled": sum(1 for r in rows if r.get("ok")), "kernels_compared": len(kernel_rows),
         "load_sectors": rate("ld_agree"), "store_sectors": rate("st_agree"), "occupancy": rate("occupancy_agree"),
         "ncu_seconds_median": statistics.median(times) if times else None,

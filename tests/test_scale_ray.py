@@ -171,3 +171,26 @@ def test_refinery_verify_gives_the_same_verdict_on_a_ray_worker_and_locally(ray_
     assert done.exit_code == 0, done.output
     assert json.loads(done.output)["verdict"] == "correct"
     assert [type(p) for p in made] == [RayWorkerPool if flag == "--ray" else WorkerPool]
+
+
+@pytest.mark.gpu
+def test_a_ray_worker_holding_the_gpu_reaches_the_local_pools_verdicts(ray_cluster, fast_home):
+    from engine.problems import get_problem
+    from engine.verify.evaluate import Verifier, VerifyOptions
+    from engine.verify.prepare import TimingOptions
+
+    problem = get_problem("relu")
+    sources = [(i.source, i.language) for i in problem.implementations if i.device == "cuda"]
+    options = VerifyOptions(timing_policy=TimingOptions(min_trials=10, min_seconds=0.1, max_seconds=1.0))
+    settings = get_settings()
+    with RayWorkerPool(workers=1, config=PoolConfig.from_settings(settings)) as pool:
+        assert pool.gpu, "the Ray worker was given no GPU"
+        through_ray = Verifier(pool=pool, options=options, settings=settings).evaluate_many(problem, sources)
+    local_pool = WorkerPool(config=PoolConfig.from_settings(settings))
+    try:
+        local = Verifier(pool=local_pool, options=options, settings=settings).evaluate_many(problem, sources)
+    finally:
+        local_pool.close()
+    assert [r.verdict for r in through_ray] == [r.verdict for r in local] == ["correct"] * len(sources)
+    assert {r.device for r in through_ray} == {r.device for r in local}
+    assert all(r.candidate_us and r.candidate_us > 0 for r in through_ray)

@@ -9,6 +9,7 @@ problem's checks with `-k <slug>`; the tables print with `-s`.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -62,6 +63,7 @@ def library_results(verifier, problem) -> dict:
         impls = [i for i in problem.implementations if i.device == "cuda"]
         results = verifier.evaluate_many(problem, [(i.source, i.language) for i in impls])
         _RESULTS[problem.slug] = dict(zip([i.name for i in impls], results, strict=True))
+        _record(problem, impls, results)
         print(f"\n{problem.slug}: timed on {next(iter(results)).timed_config}")
         print(f"  {'implementation':<22}{'verdict':<22}{'median µs':>12}{'IQR µs':>10}{'wall µs':>10}{'speedup':>9}")
         for name, r in _RESULTS[problem.slug].items():
@@ -71,6 +73,18 @@ def library_results(verifier, problem) -> dict:
                   f"{(timed.wall_us or float('nan')) if timed else float('nan'):>10.1f}"
                   f"{r.speedup or float('nan'):>9.2f}  {'' if r.verdict == 'correct' else r.message[:100]}")
     return _RESULTS[problem.slug]
+
+
+def _record(problem, impls, results) -> None:
+    """With REFINERY_LIBRARY_RESULTS set, append every result as one JSON line: the measured library
+    ships as a recording (`benchmarks/library_recording.py`) and feeds the ranker's measured pairs."""
+    target = os.environ.get("REFINERY_LIBRARY_RESULTS")
+    if not target:
+        return
+    with open(target, "a") as handle:
+        for impl, result in zip(impls, results, strict=True):
+            handle.write(json.dumps({"problem": problem.slug, "implementation": impl.name, "strategy": impl.strategy,
+                                     "language": impl.language, "result": result.to_json()}) + "\n")
 
 
 @pytest.mark.parametrize("problem", LIBRARY, ids=[p.slug for p in LIBRARY])
