@@ -17,7 +17,7 @@ from engine.problems.model import Problem
 from engine.propose.base import Proposal
 from engine.reward import unified_reward
 from engine.scale import make_pool
-from engine.settings import get_settings
+from engine.settings import Settings, get_settings
 from engine.verify.evaluate import Verifier
 from engine.verify.records import EvaluationResult, Verdict
 
@@ -53,26 +53,39 @@ class RoundPipeline:
         return [self._outcome(proposals[i], results[i]) for i in range(len(proposals))]
 
     def _outcome(self, proposal: Proposal, result: EvaluationResult) -> RoundOutcome:
-        static = None
-        if not proposal.error and proposal.source.strip():
-            try:
-                static = analyse_candidate(self.problem, proposal.source, proposal.language)
-            except Exception as exc:  # noqa: BLE001 - a diagnostics failure must not lose the round
-                log.warning("static analysis failed: %s", exc)
-                result.log = (result.log + f"\n(static analysis failed: {type(exc).__name__}: {exc})").strip()
-        diagnostics = build_diagnostics(static=static, evaluation=result, problem=self.problem)
-        findings = run_tools(diagnostics)
-        feedback = render_feedback(findings, diagnostics)
-        features = static.features if static is not None else {}
-        reward = unified_reward(str(result.verdict), result.speedup, features, result.own_kernel_share,
-                                None, self.settings.reward)
-        roofline = None
-        if diagnostics.roofline is not None or diagnostics.classification is not None:
-            roofline = {"point": asdict(diagnostics.roofline) if diagnostics.roofline else None,
-                        "classification": asdict(diagnostics.classification) if diagnostics.classification else None,
-                        "device": diagnostics.device.name if diagnostics.device else None,
-                        "notes": diagnostics.notes}
-        bottleneck = str(diagnostics.bottleneck) if diagnostics.bottleneck else None
-        return RoundOutcome(result=result, reward=reward, static=static.to_json() if static else None,
-                            roofline=roofline, feedback_text=feedback, findings=[f.tool for f in findings],
-                            finding_details=[asdict(f) for f in findings], bottleneck=bottleneck)
+        return outcome_of(self.problem, proposal, result, self.settings)
+
+
+def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, settings: Settings,
+               arch: str | None = None) -> RoundOutcome:
+    """Everything a step stores about one proposal, from its verification result: static analysis,
+    diagnostics, feedback and reward.
+
+    A module function rather than a pipeline method so that results measured elsewhere (the GPU
+    library check, turned into a shipped recording by `benchmarks/library_recording.py`) become
+    exactly the rows a real run stores, with no second copy of this logic. `arch` is the GPU the
+    static analysis targets (default: the settings' `gpu_arch`); pass the measured device's.
+    """
+    static = None
+    if not proposal.error and proposal.source.strip():
+        try:
+            static = analyse_candidate(problem, proposal.source, proposal.language, arch=arch)
+        except Exception as exc:  # noqa: BLE001 - a diagnostics failure must not lose the round
+            log.warning("static analysis failed: %s", exc)
+            result.log = (result.log + f"\n(static analysis failed: {type(exc).__name__}: {exc})").strip()
+    diagnostics = build_diagnostics(static=static, evaluation=result, problem=problem)
+    findings = run_tools(diagnostics)
+    feedback = render_feedback(findings, diagnostics)
+    features = static.features if static is not None else {}
+    reward = unified_reward(str(result.verdict), result.speedup, features, result.own_kernel_share,
+                            None, settings.reward)
+    roofline = None
+    if diagnostics.roofline is not None or diagnostics.classification is not None:
+        roofline = {"point": asdict(diagnostics.roofline) if diagnostics.roofline else None,
+                    "classification": asdict(diagnostics.classification) if diagnostics.classification else None,
+                    "device": diagnostics.device.name if diagnostics.device else None,
+                    "notes": diagnostics.notes}
+    bottleneck = str(diagnostics.bottleneck) if diagnostics.bottleneck else None
+    return RoundOutcome(result=result, reward=reward, static=static.to_json() if static else None,
+                        roofline=roofline, feedback_text=feedback, findings=[f.tool for f in findings],
+                        finding_details=[asdict(f) for f in findings], bottleneck=bottleneck)
