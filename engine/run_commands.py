@@ -1,6 +1,8 @@
-"""`refinery run` (in the foreground, with a live table) and `refinery runs list | show | resume`."""
+"""`refinery run` (in the foreground, with a live table) and `refinery runs list | show | resume | load-recorded`."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -101,6 +103,17 @@ def resume_command(run_id: int, ray: bool = RAY_OPTION) -> None:
         console.print(f"[red]no run {run_id}[/red]")
         raise typer.Exit(1)
     _execute_live(run_id)
+
+
+@runs_app.command("load-recorded")
+def load_recorded_command(folder: Path = typer.Argument(None, help="folder of recordings (default: the shipped ones)"),
+                          ) -> None:
+    """Load recorded GPU runs (the shipped ones by default) into this database, so a machine with no GPU
+    can label, rank and export real measurements; runs already loaded are skipped."""
+    from engine.recorded import load_recorded
+
+    loaded = load_recorded(folder)
+    console.print(f"loaded {loaded} recorded run(s)" if loaded else "every recording here is loaded already")
 
 
 def register(app: typer.Typer) -> None:

@@ -51,3 +51,14 @@ def test_every_shipped_recording_loads_as_real_gpu_measurements(refinery_home):
                 assert evaluation.candidate_us > 0 and evaluation.baseline_us > 0
                 (timed,) = [c["candidate"] for c in evaluation.configs if c.get("candidate")]
                 assert timed["clock"] == "cuda-events" and timed["trials"] >= 10 and timed["wall_us"] > 0
+
+
+def test_the_cli_loads_the_shipped_recordings_once(refinery_home):
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    first = CliRunner().invoke(app, ["runs", "load-recorded"])
+    assert first.exit_code == 0 and "loaded" in first.output, first.output
+    again = CliRunner().invoke(app, ["runs", "load-recorded"])
+    assert again.exit_code == 0 and "already" in again.output, again.output
