@@ -62,6 +62,8 @@ def profile_call(fn: Callable[[], object], cuda: bool) -> CallProfile:
     for event in prof.function_events:
         device_type = getattr(event, "device_type", None)
         if cuda and device_type is not None and device_type.name == "CUDA":
+            if event.name == MARKER:  # kineto mirrors our own range on the GPU: it spans kernels, is none
+                continue
             calls, total = result.kernels.get(event.name, (0, 0.0))
             span = getattr(event, "time_range", None)  # not device_time_total: that is 0 for "async" events
             duration = float(span.elapsed_us()) if span is not None else float(event.device_time_total or 0.0)
@@ -92,7 +94,8 @@ def is_own(kernel_name: str, own_names: list[str]) -> bool:
 
 
 def kernel_launches(prof: CallProfile, own_names: list[str]) -> list[KernelLaunch]:
-    total = sum(t for _, t in prof.kernels.values()) or 0.0
+    kernels = {name: v for name, v in prof.kernels.items() if name != MARKER}
+    total = sum(t for _, t in kernels.values()) or 0.0
     launches = [KernelLaunch(name=name[:200], calls=calls, total_us=t, share=(t / total) if total else 0.0,
-                             own=is_own(name, own_names)) for name, (calls, t) in prof.kernels.items()]
+                             own=is_own(name, own_names)) for name, (calls, t) in kernels.items()]
     return sorted(launches, key=lambda k: -k.total_us)
