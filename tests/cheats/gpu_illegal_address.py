@@ -1,12 +1,15 @@
-"""Writes through a null pointer on the GPU: a sticky CUDA fault. Verdict: runtime_error; the worker is replaced."""
+"""Writes far outside its output on the GPU: a sticky CUDA fault. Verdict: runtime_error; the worker is replaced.
+
+The offset comes from the launch (n), not a constant: a store through a literal null pointer is
+undefined behaviour that the compiler deletes, which left the output unwritten (judged `incorrect`
+on the H200) instead of faulting."""
 import cupy as cp
 import torch
 
 CUDA_SOURCE = r"""
 extern "C" __global__ void relu_bad(const float* __restrict__ x, float* __restrict__ y, long long n) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    float* nowhere = (float*)0;
-    if (i < n) nowhere[i] = x[i];
+    if (i < n) y[i + (n << 24)] = x[i];  // ~2^24 elements per element of n past the end: unmapped
 }
 """
 
