@@ -59,7 +59,7 @@ step_units() {
 }
 
 step_mcts() {
-  local slugs=(${1//,/ }) share
+  local slugs=(${1//,/ })
   for p in "${slugs[@]}"; do
     [ "$(left)" -gt 30 ] || { note "mcts: no time for $p"; continue; }
     local t0=$SECONDS

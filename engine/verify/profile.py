@@ -51,6 +51,17 @@ def _under_trivial(event) -> bool:
     return False
 
 
+def is_gpu_event(event) -> bool:
+    device_type = getattr(event, "device_type", None)
+    return device_type is not None and device_type.name == "CUDA"
+
+
+def is_kernel_event(event) -> bool:
+    """A GPU event that is a kernel. Kineto mirrors our own `MARKER` range on the GPU too: it spans the
+    call's kernels and is none of them (counted, it halved every honest candidate's own share)."""
+    return is_gpu_event(event) and event.name != MARKER
+
+
 def profile_call(fn: Callable[[], object], cuda: bool) -> CallProfile:
     # The autograd profiler, not torch.profiler: the latter imports torch._inductor on start (seconds).
     with profile(use_device="cuda" if cuda else None, use_kineto=cuda) as prof:
@@ -60,9 +71,8 @@ def profile_call(fn: Callable[[], object], cuda: bool) -> CallProfile:
             torch.cuda.synchronize()
     result = CallProfile()
     for event in prof.function_events:
-        device_type = getattr(event, "device_type", None)
-        if cuda and device_type is not None and device_type.name == "CUDA":
-            if event.name == MARKER:  # kineto mirrors our own range on the GPU: it spans kernels, is none
+        if cuda and is_gpu_event(event):
+            if not is_kernel_event(event):
                 continue
             calls, total = result.kernels.get(event.name, (0, 0.0))
             span = getattr(event, "time_range", None)  # not device_time_total: that is 0 for "async" events
@@ -94,8 +104,7 @@ def is_own(kernel_name: str, own_names: list[str]) -> bool:
 
 
 def kernel_launches(prof: CallProfile, own_names: list[str]) -> list[KernelLaunch]:
-    kernels = {name: v for name, v in prof.kernels.items() if name != MARKER}
-    total = sum(t for _, t in kernels.values()) or 0.0
+    total = sum(t for _, t in prof.kernels.values()) or 0.0
     launches = [KernelLaunch(name=name[:200], calls=calls, total_us=t, share=(t / total) if total else 0.0,
-                             own=is_own(name, own_names)) for name, (calls, t) in kernels.items()]
+                             own=is_own(name, own_names)) for name, (calls, t) in prof.kernels.items()]
     return sorted(launches, key=lambda k: -k.total_us)
