@@ -11,7 +11,8 @@
 #                               as JSON lines (library.jsonl) for `benchmarks/library_recording.py`
 #        units                  the other GPU tests (cheats, analysis, ncu, NVML, ceilings, Ray on the GPU)
 #        mcts:slugs             library proposer + MCTS runs, stored in runs.db
-#        ray | throughput       benchmarks/ray_scaling.py | benchmarks/verifier_throughput.py
+#        ray[:slugs]            benchmarks/ray_scaling.py, 1 and 2 Ray workers (default relu,softmax)
+#        throughput             benchmarks/verifier_throughput.py
 #        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
 # Needs `.whl` carried (and `.raypkg` for the Ray steps).
 set -u
@@ -72,7 +73,8 @@ step_mcts() {
 }
 
 step_ray() {
-  timeout "$(cap 120)" python3 benchmarks/ray_scaling.py --problems relu,softmax,gemm,stencil-2d --workers 1,2 \
+  # One pass over four problems' full checks took 93 s on the H200 (local pool): two problems, three passes.
+  timeout "$(cap 300)" python3 benchmarks/ray_scaling.py --problems ${1:-relu,softmax} --workers 1,2 \
     --repeat 1 --out $OUT/ray_scaling.json >> $OUT/benchmarks.log 2>&1
   note "ray: exit $?"
 }
