@@ -9,7 +9,13 @@ none`, the fixed metric set, the candidate's own kernels only, one launch each) 
   * theoretical occupancy: the static model vs ncu's sm__maximum_warps_per_active_cycle_pct
     (agree: within 1 percentage point); achieved occupancy is reported beside it.
 
-    python benchmarks/ncu_agreement.py [--json $OUT/ncu_agreement.json] [--only SLUG ...]
+A C candidate's shared library is built before ncu starts: built under ncu (which follows every
+child process), nvcc's dozen tools each carry the profiler's injection, and the build alone took
+10-20 s of a 20-30 s profile on the H200. The JSON is rewritten after every candidate, so a call
+cut short keeps what it measured; `--merge` adds several such files into one summary (no GPU).
+
+    python benchmarks/ncu_agreement.py [--json $OUT/ncu_agreement.json] [--only SLUG ...] [--deadline S]
+    python benchmarks/ncu_agreement.py --merge A.json B.json ... [--json merged.json]
 """
 
 from __future__ import annotations
@@ -46,14 +52,112 @@ def agree_sectors(static: float | None, measured: float | None) -> bool | None:
     return abs(static - measured) <= max(1.0, 0.25 * measured)
 
 
+def summarise_rows(device: str, covered: list[str], not_reached: list[str], rows: list[dict],
+                   kernel_rows: list[dict]) -> dict:
+    """Agreement shares and ncu times over the candidates profiled so far."""
+
+    def rate(key: str) -> dict:
+        decided = [r[key] for r in kernel_rows if r[key] is not None]
+        return {"agree": sum(decided), "compared": len(decided),
+                "share": sum(decided) / len(decided) if decided else None}
+
+    times = [r["ncu_s"] for r in rows if "ncu_s" in r]
+    return {
+        "device": device, "problems": len(covered), "problems_not_reached": not_reached,
+        "candidates": len(rows), "profiled": sum(1 for r in rows if r.get("ok")), "kernels_compared": len(kernel_rows),
+        "load_sectors": rate("ld_agree"), "store_sectors": rate("st_agree"), "occupancy": rate("occupancy_agree"),
+        "ncu_seconds_median": statistics.median(times) if times else None,
+        "ncu_seconds_max": max(times) if times else None,
+        "ncu_within_10s": sum(t <= 10 for t in times),
+    }
+
+
+def merge(paths: list[Path]) -> dict:
+    """One report from several runs; a candidate profiled in more than one keeps its latest row."""
+    rows: dict[str, dict] = {}
+    kernels: dict[str, list[dict]] = {}
+    devices, covered = set(), []
+    for path in paths:
+        data = json.loads(path.read_text())
+        devices.add(data["summary"]["device"])
+        for row in data["candidates"]:
+            rows[row["candidate"]] = row
+            kernels[row["candidate"]] = [k for k in data["kernels"] if k["candidate"] == row["candidate"]]
+            slug = row["candidate"].split("/")[0]
+            if slug not in covered:
+                covered.append(slug)
+    if len(devices) != 1:
+        raise SystemExit(f"runs from different devices cannot be merged: {sorted(devices)}")
+    kernel_rows = [k for candidate in rows for k in kernels[candidate]]
+    summary = summarise_rows(devices.pop(), covered, [], list(rows.values()), kernel_rows)
+    summary["merged_from"] = [str(p) for p in paths]
+    return {"summary": summary, "candidates": list(rows.values()), "kernels": kernel_rows}
+
+
+def prebuild(problem, impl, settings) -> str | None:
+    """Build a C candidate's shared library into the cache profile_target reads (None when it built)."""
+    if problem.kind != "c":
+        return None
+    from engine.build.cuda import compile_shared_library
+
+    build = compile_shared_library(impl.source, settings.gpu_arch, settings.cache_dir)
+    return None if build.ok else f"build failed: {build.log[-300:]}"
+
+
+def compare_kernels(candidate: str, report, profile, arch: str) -> list[dict]:
+    """Per kernel of the static report that ncu saw: static estimate beside ncu's measurement."""
+    from engine.analysis.ncu import summarise
+
+    by_kernel: dict[str, list] = {}
+    for kernel in profile.kernels:
+        by_kernel.setdefault(short_name(kernel.name), []).append(kernel)
+    entries = []
+    for kernel in report.kernels:
+        measured = by_kernel.get(kernel.name)
+        if not measured:
+            continue
+        summary = summarise(measured)
+        occ = kernel.occupancy.get(arch)
+        theory = summary.theoretical_occupancy
+        entry = {
+            "candidate": candidate, "kernel": kernel.name, "block": kernel.launch.block,
+            "launch_origin": kernel.launch.origin,
+            "static_ld": kernel.sectors_per_request("load"), "ncu_ld": summary.ld_sectors_per_request,
+            "static_st": kernel.sectors_per_request("store"), "ncu_st": summary.st_sectors_per_request,
+            "static_occupancy": occ.occupancy if occ else None, "ncu_theoretical_occupancy": theory,
+            "ncu_achieved_occupancy": summary.achieved_occupancy,
+            "ncu_block": summary.block_threads,
+        }
+        entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
+        entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
+        entry["occupancy_agree"] = (None if occ is None or theory is None
+                                    else abs(occ.occupancy - theory) <= 0.01)
+        entries.append(entry)
+        print(f"    {kernel.name:28s} ld {entry['static_ld']} vs {entry['ncu_ld']}  st {entry['static_st']} "
+              f"vs {entry['ncu_st']}  occ {entry['static_occupancy']} vs {theory}", flush=True)
+    return entries
+
+
+def write_report(path: Path | None, report: dict) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=2, default=str))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path)
     parser.add_argument("--only", nargs="*", default=None, help="problem slugs")
     parser.add_argument("--budget", type=float, default=60.0, help="ncu time limit per candidate (s)")
     parser.add_argument("--deadline", type=float, default=None,
-                        help="start no new problem after this many seconds (the summary says how far it got)")
+                        help="start no new candidate after this many seconds (the summary says how far it got)")
+    parser.add_argument("--merge", nargs="+", type=Path, default=None, help="earlier JSON reports to add up")
     options = parser.parse_args()
+    if options.merge:
+        merged = merge(options.merge)
+        print(json.dumps(merged["summary"], indent=2))
+        write_report(options.json, merged)
+        return
     started_all = time.perf_counter()
 
     import torch
@@ -64,23 +168,37 @@ def main() -> None:
 
     major, minor = torch.cuda.get_device_capability()
     arch = f"sm_{major}{minor}"
+    device = torch.cuda.get_device_name(0)
     settings = get_settings()
     rows, kernel_rows = [], []
     library = [p for p in scan_all().problems if not options.only or p.slug in options.only]
     if options.only:  # the order given is kept, so a run cut short has covered the problems named first
         library.sort(key=lambda p: options.only.index(p.slug))
-    covered = []
+    covered: list[str] = []
+
+    def out_of_time() -> bool:
+        return options.deadline is not None and time.perf_counter() - started_all > options.deadline
+
+    def save() -> None:
+        not_reached = [p.slug for p in library if p.slug not in covered]
+        write_report(options.json, {"summary": summarise_rows(device, covered, not_reached, rows, kernel_rows),
+                                    "candidates": rows, "kernels": kernel_rows})
+
     for problem in library:
-        if options.deadline is not None and time.perf_counter() - started_all > options.deadline:
+        impls = [i for i in problem.implementations if i.device == "cuda"]
+        if out_of_time():
             break
-        covered.append(problem.slug)
         config = pick_config(problem)
-        for impl in (i for i in problem.implementations if i.device == "cuda"):
+        for impl in impls:
+            if out_of_time():
+                break
+            candidate = f"{problem.slug}/{impl.name}"
             report = analyse_candidate(problem, impl.source, impl.language, config, arch=arch,
                                        cache_dir=settings.cache_dir)
             names = sorted({k.name for k in report.kernels})
-            if not names:
-                rows.append({"candidate": f"{problem.slug}/{impl.name}", "error": "no kernels", "notes": report.notes})
+            error = "no kernels" if not names else prebuild(problem, impl, settings)
+            if error:
+                rows.append({"candidate": candidate, "error": error, "notes": report.notes})
                 continue
             regex = "^(" + "|".join(re.escape(n) for n in names) + r")\b"
             command = [sys.executable, "-m", "engine.analysis.profile_target", problem.slug, impl.name,
@@ -89,61 +207,21 @@ def main() -> None:
             profile = profile_command(command, budget_s=options.budget, kernel_regex=regex,
                                       launch_count=max(len(names), report.launches_per_call or 1), cwd=str(ROOT))
             seconds = time.perf_counter() - started
-            row = {"candidate": f"{problem.slug}/{impl.name}", "config": config.name, "ncu_s": seconds,
+            row = {"candidate": candidate, "config": config.name, "ncu_s": seconds,
                    "ok": profile.ok, "reason": profile.reason, "missing_metrics": profile.missing_metrics}
             rows.append(row)
-            print(f"{row['candidate']:40s} ncu {seconds:6.1f} s {'ok' if profile.ok else profile.reason}", flush=True)
-            if not profile.ok:
-                continue
-            by_kernel: dict[str, list] = {}
-            for kernel in profile.kernels:
-                by_kernel.setdefault(short_name(kernel.name), []).append(kernel)
-            for kernel in report.kernels:
-                measured = by_kernel.get(kernel.name)
-                if not measured:
-                    continue
-                from engine.analysis.ncu import summarise
+            print(f"{candidate:40s} ncu {seconds:6.1f} s {'ok' if profile.ok else profile.reason}", flush=True)
+            if profile.ok:
+                kernel_rows.extend(compare_kernels(candidate, report, profile, arch))
+            save()
+        else:
+            covered.append(problem.slug)
+            continue
+        break  # cut inside a problem: it is not counted as covered
 
-                summary = summarise(measured)
-                occ = kernel.occupancy.get(arch)
-                theory = summary.theoretical_occupancy
-                entry = {
-                    "candidate": row["candidate"], "kernel": kernel.name, "block": kernel.launch.block,
-                    "launch_origin": kernel.launch.origin,
-                    "static_ld": kernel.sectors_per_request("load"), "ncu_ld": summary.ld_sectors_per_request,
-                    "static_st": kernel.sectors_per_request("store"), "ncu_st": summary.st_sectors_per_request,
-                    "static_occupancy": occ.occupancy if occ else None, "ncu_theoretical_occupancy": theory,
-                    "ncu_achieved_occupancy": summary.achieved_occupancy,
-                    "ncu_block": summary.block_threads,
-                }
-                entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
-                entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
-                entry["occupancy_agree"] = (None if occ is None or theory is None
-                                            else abs(occ.occupancy - theory) <= 0.01)
-                kernel_rows.append(entry)
-                print(f"    {kernel.name:28s} ld {entry['static_ld']} vs {entry['ncu_ld']}  st {entry['static_st']} "
-                      f"vs {entry['ncu_st']}  occ {entry['static_occupancy']} vs {theory}", flush=True)
-
-    def rate(key: str) -> dict:
-        decided = [r[key] for r in kernel_rows if r[key] is not None]
-        return {"agree": sum(decided), "compared": len(decided),
-                "share": sum(decided) / len(decided) if decided else None}
-
-    times = [r["ncu_s"] for r in rows if "ncu_s" in r]
-    summary = {
-        "device": torch.cuda.get_device_name(0), "problems": len(covered),
-        "problems_not_reached": [p.slug for p in library if p.slug not in covered], "candidates": len(rows),
-        "profiled": sum(1 for r in rows if r.get("ok")), "kernels_compared": len(kernel_rows),
-        "load_sectors": rate("ld_agree"), "store_sectors": rate("st_agree"), "occupancy": rate("occupancy_agree"),
-        "ncu_seconds_median": statistics.median(times) if times else None,
-        "ncu_seconds_max": max(times) if times else None,
-        "ncu_within_10s": sum(t <= 10 for t in times),
-    }
-    print(json.dumps(summary, indent=2))
-    if options.json:
-        options.json.parent.mkdir(parents=True, exist_ok=True)
-        options.json.write_text(json.dumps({"summary": summary, "candidates": rows, "kernels": kernel_rows},
-                                           indent=2, default=str))
+    not_reached = [p.slug for p in library if p.slug not in covered]
+    print(json.dumps(summarise_rows(device, covered, not_reached, rows, kernel_rows), indent=2))
+    save()
 
 
 if __name__ == "__main__":
