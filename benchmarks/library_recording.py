@@ -43,7 +43,7 @@ from engine.propose.library import current_tunables, signature
 from engine.recorded import RECORDED_DIR, save_recording
 from engine.runs import RunRequest
 from engine.settings import Settings, get_settings
-from engine.verify.records import EvaluationResult
+from engine.verify.records import EvaluationResult, without_profiler_marker
 
 PROPOSER = "library"
 STRATEGY = "library-check"
@@ -112,6 +112,21 @@ def _proposal(problem: Problem, line: dict) -> Proposal:
                     strategy=line["strategy"], meta=meta)
 
 
+def measured_result(line: dict) -> EvaluationResult:
+    """The line's evaluation; lines measured while the profiler's own range still counted as a kernel get
+    their kernel shares (and the coverage finding that quotes them) re-derived from the same timings."""
+    result = EvaluationResult.from_json(line["result"])
+    kernels = without_profiler_marker(result.kernels)
+    if kernels is result.kernels:
+        return result
+    result.kernels = kernels
+    share = result.own_kernel_share or 0.0
+    for finding in result.integrity:
+        if finding.check == "kernel-coverage" and finding.passed:
+            finding.detail = f"own kernels {share:.0%} of GPU time (re-derived without the profiler's range)"
+    return result
+
+
 def record_problem(group: ProblemResults, settings: Settings) -> tuple[int, Counter]:
     """Store one finished run of `group` in the settings' database; returns (run id, verdict counts)."""
     problem = get_problem(group.slug)
@@ -123,7 +138,7 @@ def record_problem(group: ProblemResults, settings: Settings) -> tuple[int, Coun
     items = []
     for line in group.lines.values():
         proposal = _proposal(problem, line)
-        outcome = outcome_of(problem, proposal, EvaluationResult.from_json(line["result"]), settings, arch=arch)
+        outcome = outcome_of(problem, proposal, measured_result(line), settings, arch=arch)
         candidate = Candidate(problem_slug=problem.slug, parent_id=None, depth=0, origin=proposal.origin,
                               strategy=proposal.strategy, language=proposal.language, source=proposal.source,
                               source_hash=content_key(proposal.source), proposal=proposal.meta)

@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+OCCUPANCY_TOLERANCE = 0.01  # one percentage point
 TARGET_BYTES = 64e6  # profile the configuration whose minimum traffic is closest to this
 
 
@@ -72,13 +73,50 @@ def summarise_rows(device: str, covered: list[str], not_reached: list[str], rows
     }
 
 
+_CANDIDATE_LINE = re.compile(r"^(?P<candidate>\S+/\S+)\s+ncu\s+(?P<s>[\d.]+) s (?P<outcome>.*)$")
+_KERNEL_LINE = re.compile(r"^\s+(?P<kernel>\S+)\s+ld (?P<sld>\S+) vs (?P<nld>\S+)\s+st (?P<sst>\S+) vs (?P<nst>\S+)"
+                          r"\s+occ (?P<socc>\S+) vs (?P<nocc>\S+)$")
+
+
+def _number(text: str) -> float | None:
+    return None if text == "None" else float(text)
+
+
+def read_log(path: Path) -> dict:
+    """A report rebuilt from the lines a run printed, for a run cut before it wrote its JSON (older
+    versions wrote it only at the end). The device is read from the session log beside it."""
+    session = path.with_name("session.log")
+    device_line = session.read_text().splitlines()[1] if session.exists() else ""
+    if not device_line:
+        raise SystemExit(f"{path}: no session.log beside it to say which device measured it")
+    rows, kernel_rows = [], []
+    for line in path.read_text().splitlines():
+        if match := _CANDIDATE_LINE.match(line):
+            ok = match["outcome"] == "ok"
+            rows.append({"candidate": match["candidate"], "ncu_s": float(match["s"]), "ok": ok,
+                         "reason": "" if ok else match["outcome"], "from_log": True})
+        elif (match := _KERNEL_LINE.match(line)) and rows:
+            entry = {"candidate": rows[-1]["candidate"], "kernel": match["kernel"],
+                     **{key: _number(match[group]) for key, group in (
+                         ("static_ld", "sld"), ("ncu_ld", "nld"), ("static_st", "sst"), ("ncu_st", "nst"),
+                         ("static_occupancy", "socc"), ("ncu_theoretical_occupancy", "nocc"))}}
+            entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
+            entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
+            static, theory = entry["static_occupancy"], entry["ncu_theoretical_occupancy"]
+            entry["occupancy_agree"] = (None if static is None or theory is None
+                                        else abs(static - theory) <= OCCUPANCY_TOLERANCE)
+            kernel_rows.append(entry)
+    return {"summary": {"device": device_line.split(",")[0].strip()}, "candidates": rows, "kernels": kernel_rows}
+
+
 def merge(paths: list[Path]) -> dict:
-    """One report from several runs; a candidate profiled in more than one keeps its latest row."""
+    """One report from several runs (their JSON, or the log of a run cut before it wrote any); a
+    candidate profiled in more than one keeps its latest row."""
     rows: dict[str, dict] = {}
     kernels: dict[str, list[dict]] = {}
     devices, covered = set(), []
     for path in paths:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text()) if path.suffix == ".json" else read_log(path)
         devices.add(data["summary"]["device"])
         for row in data["candidates"]:
             rows[row["candidate"]] = row
@@ -131,7 +169,7 @@ def compare_kernels(candidate: str, report, profile, arch: str) -> list[dict]:
         entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
         entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
         entry["occupancy_agree"] = (None if occ is None or theory is None
-                                    else abs(occ.occupancy - theory) <= 0.01)
+                                    else abs(occ.occupancy - theory) <= OCCUPANCY_TOLERANCE)
         entries.append(entry)
         print(f"    {kernel.name:28s} ld {entry['static_ld']} vs {entry['ncu_ld']}  st {entry['static_st']} "
               f"vs {entry['ncu_st']}  occ {entry['static_occupancy']} vs {theory}", flush=True)

@@ -125,3 +125,25 @@ def test_static_analysis_targets_the_measured_device_and_later_lines_replace_ear
     (group,) = script.read_results(results)
     assert group.replaced == 1 and list(group.lines)[-1] == json.loads(first)["implementation"]
     assert group.device == DEVICE
+
+
+def test_lines_measured_with_the_profiler_range_among_the_kernels_get_their_shares_re_derived():
+    line = json.loads(_results_file_line("vectorized"))
+    result = _script().measured_result(line)
+    assert [k.name for k in result.kernels] == ["relu_vectorized"]
+    assert result.own_kernel_share == 1.0
+    (coverage,) = [f for f in result.integrity if f.check == "kernel-coverage"]
+    assert coverage.passed and coverage.detail.startswith("own kernels 100% of GPU time")
+
+    clean = EvaluationResult.from_json(line["result"])
+    clean.kernels = [KernelLaunch("relu_vectorized", 1, 60.0, 0.75, True), KernelLaunch("aten_fill", 1, 20.0, 0.25,
+                                                                                          False)]
+    line["result"] = clean.to_json()
+    untouched = _script().measured_result(line)
+    assert [(k.name, k.share) for k in untouched.kernels] == [("relu_vectorized", 0.75), ("aten_fill", 0.25)]
+    assert untouched.integrity[0].detail == "own kernels 50% of GPU time", "a line without the range is kept as is"
+
+
+def _results_file_line(name: str) -> str:
+    return json.dumps({"problem": "relu", "implementation": name, "strategy": name, "language": "python",
+                       "result": _result(name, MEASURED_US[name])})

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 import torch
 from torch.autograd.profiler import profile, record_function
 
-from engine.verify.records import KernelLaunch
+from engine.verify.records import PROFILER_MARKER, KernelLaunch
 
 MIN_OWN_SHARE = 0.30
-MARKER = "refinery::call"
+MARKER = PROFILER_MARKER
 
 # Ops that allocate, reshape or view: never "the computation", so never blocked, and what runs
 # inside them (a clone under .contiguous()) is not counted as the candidate's own call.

@@ -87,6 +87,20 @@ class KernelLaunch:
     own: bool  # compiled from the candidate's source (not a torch/aten kernel)
 
 
+# The range the profiler opens around one call; kineto mirrors it on the GPU, where it is no kernel.
+PROFILER_MARKER = "refinery::call"
+
+
+def without_profiler_marker(kernels: list[KernelLaunch]) -> list[KernelLaunch]:
+    """Kernel lists measured before the marker was told apart from kernels carry it, with the call's
+    whole time, so every share reads half of what it is: drop it and share the time anew."""
+    rest = [k for k in kernels if k.name != PROFILER_MARKER]
+    if len(rest) == len(kernels):
+        return kernels
+    total = sum(k.total_us for k in rest)
+    return [KernelLaunch(k.name, k.calls, k.total_us, k.total_us / total if total else 0.0, k.own) for k in rest]
+
+
 @dataclass
 class EvaluationResult:
     verdict: Verdict
