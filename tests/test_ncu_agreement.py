@@ -1,0 +1,94 @@
+"""benchmarks/ncu_agreement.py on the CPU: runs cut short still count, from their JSON or their log."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "ncu_agreement.py"
+DEVICE = "NVIDIA H200"
+
+
+def _script():
+    if "ncu_agreement" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("ncu_agreement", SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["ncu_agreement"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["ncu_agreement"]
+
+
+def _kernel(candidate: str, kernel: str, static_ld: float, ncu_ld: float, occupancy: float = 1.0) -> dict:
+    script = _script()
+    return {"candidate": candidate, "kernel": kernel, "static_ld": static_ld, "ncu_ld": ncu_ld, "static_st": 4.0,
+            "ncu_st": 4.0, "static_occupancy": occupancy, "ncu_theoretical_occupancy": 1.0,
+            "ld_agree": script.agree_sectors(static_ld, ncu_ld), "st_agree": True,
+            "occupancy_agree": abs(occupancy - 1.0) <= script.OCCUPANCY_TOLERANCE}
+
+
+def _report(path: Path, device: str, rows: list[tuple[str, float, bool]], kernels: list[dict]) -> Path:
+    candidates = [{"candidate": c, "ncu_s": s, "ok": ok, "reason": "" if ok else "ncu exceeded its budget of 30 s"}
+                  for c, s, ok in rows]
+    path.write_text(json.dumps({"summary": {"device": device}, "candidates": candidates, "kernels": kernels}))
+    return path
+
+
+LOG = """\
+some Ray or ncu chatter
+gemm/naive                               ncu    8.9 s ok
+    gemm_naive                   ld 4.0 vs 4.0  st 4.0 vs 3.9808917197452227  occ 1.0 vs 1.0
+gemm/coalesced                           ncu   30.1 s ncu exceeded its budget of 30 s
+atax/shared-tiling                       ncu   22.4 s ok
+    atax_tmp                     ld 4.0 vs 4.922292969232144  st 1.0 vs 1.0  occ 1.0 vs 1.0
+    atax_y                       ld 32.0 vs 4.8387253850089955  st 4.0 vs None  occ 0.5 vs 1.0
+"""
+
+
+def test_a_log_of_a_run_cut_before_its_json_is_read_back_with_the_same_agreement_rules(tmp_path):
+    (tmp_path / "session.log").write_text(f"name, driver_version\n{DEVICE}, 580.159.04\n")
+    log = tmp_path / "benchmarks.log"
+    log.write_text(LOG)
+    report = _script().read_log(log)
+    assert report["summary"]["device"] == DEVICE
+    assert [(r["candidate"], r["ok"]) for r in report["candidates"]] == [
+        ("gemm/naive", True), ("gemm/coalesced", False), ("atax/shared-tiling", True)]
+    assert report["candidates"][1]["reason"] == "ncu exceeded its budget of 30 s"
+    by_kernel = {k["kernel"]: k for k in report["kernels"]}
+    assert by_kernel["gemm_naive"]["candidate"] == "gemm/naive"
+    assert by_kernel["atax_tmp"]["ld_agree"] is True  # within one sector
+    assert by_kernel["atax_y"]["ld_agree"] is False and by_kernel["atax_y"]["st_agree"] is None
+    assert by_kernel["atax_y"]["occupancy_agree"] is False
+
+
+def test_a_log_without_its_session_log_is_refused(tmp_path):
+    log = tmp_path / "benchmarks.log"
+    log.write_text(LOG)
+    with pytest.raises(SystemExit, match="which device"):
+        _script().read_log(log)
+
+
+def test_merged_runs_count_each_candidate_once_with_its_latest_measurement(tmp_path):
+    first = _report(tmp_path / "a.json", DEVICE, [("relu/naive", 8.0, True), ("gemm/naive", 30.1, False)],
+                    [_kernel("relu/naive", "relu_naive", 4.0, 4.0)])
+    second = _report(tmp_path / "b.json", DEVICE, [("gemm/naive", 8.5, True), ("softmax/vec", 9.0, True)],
+                     [_kernel("gemm/naive", "gemm_naive", 4.0, 4.1), _kernel("softmax/vec", "softmax_vec4", 10.0, 4.9,
+                                                                                occupancy=0.5)])
+    merged = _script().merge([first, second])
+    summary = merged["summary"]
+    assert summary["candidates"] == 3 and summary["profiled"] == 3 and summary["kernels_compared"] == 3
+    assert summary["problems"] == 3
+    assert summary["load_sectors"] == {"agree": 2, "compared": 3, "share": 2 / 3}
+    assert summary["occupancy"]["agree"] == 2
+    assert summary["ncu_seconds_max"] == 9.0 and summary["ncu_within_10s"] == 3
+    assert [r["ncu_s"] for r in merged["candidates"] if r["candidate"] == "gemm/naive"] == [8.5]
+
+
+def test_runs_from_different_devices_are_not_added_up(tmp_path):
+    first = _report(tmp_path / "a.json", DEVICE, [("relu/naive", 8.0, True)], [])
+    second = _report(tmp_path / "b.json", "NVIDIA A100-SXM4-80GB", [("relu/naive", 8.0, True)], [])
+    with pytest.raises(SystemExit, match="different devices"):
+        _script().merge([first, second])
