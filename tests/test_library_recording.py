@@ -3,10 +3,8 @@ as one finished run per problem, with the measured times, the device, and static
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
 
 from sqlmodel import select
@@ -20,21 +18,15 @@ from engine.problems import get_problem
 from engine.recorded import load_recorded
 from engine.settings import get_settings
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, TimingStats, Verdict
+from tests.benchmark_scripts import load_benchmark
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "library_recording.py"
 DEVICE = "NVIDIA H200"
 MEASURED_US = {"naive": 103.2, "grid-stride": 71.5, "vectorized": 64.8}
 EAGER_US = 68.3
 
 
 def _script():
-    """The script as a module (registered, as its dataclasses need)."""
-    if "library_recording" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("library_recording", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["library_recording"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["library_recording"]
+    return load_benchmark("library_recording")
 
 
 def _timing(median_us: float) -> TimingStats:

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "ncu_agreement.py"
+from tests.benchmark_scripts import load_benchmark
+
 DEVICE = "NVIDIA H200"
 
 
 def _script():
-    if "ncu_agreement" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("ncu_agreement", SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["ncu_agreement"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["ncu_agreement"]
+    return load_benchmark("ncu_agreement")
 
 
 def _kernel(candidate: str, kernel: str, static_ld: float, ncu_ld: float, occupancy: float = 1.0) -> dict:
