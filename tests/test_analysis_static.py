@@ -10,6 +10,7 @@ import pytest
 from engine.analysis import FEATURES, analyse_candidate, theoretical_occupancy
 from engine.analysis.ptxas import demangle_kernel_name, parse_ptxas_log
 from engine.analysis.sass import access_width, parse_sass
+from engine.problems.model import Config as ProblemConfig
 from tests.analysis_support import analyse_fixture, cache_dir, fixture_source
 
 PTXAS_LOG = """\
@@ -239,3 +240,48 @@ def test_unusual_constructs_analyse_with_data_dependent_indices_reported_as_unkn
     unknown = [a for a in kernel.accesses if not a.known]
     assert any("loaded from memory" in a.reason for a in unknown)
     assert kernel.resources.smem_bytes == 1024  # buf[BS] with BS = 256 from the template argument
+
+
+STRIDED_COPY_MODULE = '''
+import cupy as cp
+import torch
+
+CUDA_SOURCE = r"""
+extern "C" __global__ void strided_copy(const float* x, float* y, int n, int s) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i * s];
+}
+"""
+_kernel = cp.RawKernel(CUDA_SOURCE, "strided_copy")
+
+
+class ModelNew(torch.nn.Module):
+    def __init__(self, stride: int, scale: float):
+        super().__init__()
+        self.s, self.scale = stride, scale
+
+    def forward(self, x):
+        n = x.numel() // self.s
+        y = torch.empty(n, device=x.device)
+        s, scale = self.s, self.scale
+        _kernel(((n + 255) // 256,), (256,), (x.data_ptr(), y.data_ptr(), cp.int32(n), cp.int32(s)))
+        return y * scale
+'''
+
+
+@pytest.mark.parametrize(("stride", "sectors"), [(1, 4.0), (2, 8.0), (8, 32.0)])
+def test_a_kernel_argument_set_in_init_from_the_configuration_is_known_to_the_estimate(stride, sectors):
+    """KernelBench passes the configuration's constants to ModelNew(...) under the same names."""
+    config = ProblemConfig(name="c", params={"stride": stride, "scale": 2.0, "n": 1 << 20})
+    report = analyse_candidate(None, STRIDED_COPY_MODULE, "python", config, arch="sm_90", cache_dir=cache_dir())
+    kernel = report.kernel("strided_copy")
+    assert kernel.sectors_per_request("load") == sectors
+    assert kernel.sectors_per_request("store") == 4.0
+    assert "s" not in kernel.assumed_scalars
+
+
+def test_without_the_configuration_the_init_argument_is_assumed_and_said_so():
+    report = analyse_candidate(None, STRIDED_COPY_MODULE, "python", arch="sm_90", cache_dir=cache_dir())
+    kernel = report.kernel("strided_copy")
+    assert kernel.sectors_per_request("load") == 32.0 and "s" in kernel.assumed_scalars
+    assert "strided_copy: n, s taken as 4096 for address estimates" in report.notes

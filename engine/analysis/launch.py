@@ -180,6 +180,8 @@ class _PyEval:
             if node.id in self.names:
                 return self.names[node.id]
             raise Unknown(f"`{node.id}` is only known at run time")
+        if isinstance(node, ast.Attribute) and ast.unparse(node) in self.names:  # `self.k`, set in __init__
+            return self.names[ast.unparse(node)]
         if isinstance(node, ast.Tuple | ast.List):
             return tuple(self.eval(e) for e in node.elts)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -242,28 +244,61 @@ def _kernel_name_of(call: ast.Call) -> str | None:
     return None
 
 
+def _assigned_pairs(node: ast.Assign) -> list[tuple[str, ast.AST]]:
+    """(target text, value) of `a = v`, `self.a = v` and `a, b = v, w` (element by element)."""
+    if len(node.targets) != 1:
+        return []
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        return [pair for t, v in zip(target.elts, value.elts, strict=True) for pair in _assigned_pairs(
+            ast.Assign(targets=[t], value=v))]
+    if isinstance(target, ast.Name | ast.Attribute):
+        return [(ast.unparse(target), value)]
+    return []
+
+
 def _local_names(function: ast.FunctionDef, constants: dict[str, object]) -> dict[str, object]:
     names = dict(constants)
     evaluator = _PyEval(names)
     for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if not isinstance(node, ast.Assign):
+            continue
+        for target, value in _assigned_pairs(node):
             try:
-                names[node.targets[0].id] = evaluator.eval(node.value)
+                names[target] = evaluator.eval(value)
             except (Unknown, ZeroDivisionError, TypeError):
-                names.pop(node.targets[0].id, None) if node.targets[0].id not in constants else None
+                names.pop(target, None) if target not in constants else None
     return names
 
 
-def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = frozenset()) -> list[LaunchSite]:
+def _init_attributes(tree: ast.Module, constants: dict[str, object], init_values: dict[str, object]) -> dict:
+    """`self.X` values a module's `__init__` methods set from their parameters. A parameter takes the
+    configuration value of the same name: KernelBench's get_init_inputs passes the problem's size
+    constants (kernel_size, stride, ...) and `ModelNew(kernel_size, stride, padding)` names them alike."""
+    found: dict[str, object] = {}
+    lowered = {str(k).lower(): v for k, v in init_values.items()}
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef) or function.name != "__init__":
+            continue
+        bound = {a.arg: lowered[a.arg.lower()] for a in function.args.args if a.arg.lower() in lowered}
+        names = _local_names(function, {**constants, **bound})
+        found.update({k: v for k, v in names.items() if k.startswith("self.")})
+    return found
+
+
+def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = frozenset(),
+                        init_values: dict[str, object] | None = None) -> list[LaunchSite]:
     """CuPy launches `k(grid, block, args, shared_mem=...)` of RawKernel / RawModule functions.
 
     Also `helper("name")(grid, block, args)`, a lookup function called with a kernel's name.
+    `init_values` (the configuration's parameters) give `__init__` parameters of the same name.
     """
     try:
         tree = python_ast.parse(source)
     except SyntaxError:
         return []
     constants = _module_constants(tree)
+    constants.update(_init_attributes(tree, constants, init_values or {}))
     bindings = _kernel_bindings(tree)
     sites: list[LaunchSite] = []
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}

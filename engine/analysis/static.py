@@ -203,7 +203,7 @@ def analyse_candidate(problem, source: str, language: str, config=None, *, arch:
     if language == "python":
         extracted = cuda_sources_from_python(source)
         sources, notes = list(extracted.sources), list(extracted.notes)
-        py_sites = python_launch_sites(source, _kernel_names(sources))
+        py_sites = python_launch_sites(source, _kernel_names(sources), params)
         torch_ops = torch_ops_in_forward(source)
     else:
         sources = [source]
