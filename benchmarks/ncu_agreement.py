@@ -53,6 +53,15 @@ def agree_sectors(static: float | None, measured: float | None) -> bool | None:
     return abs(static - measured) <= max(1.0, 0.25 * measured)
 
 
+def with_agreement(entry: dict) -> dict:
+    """The entry with its three verdicts, static beside ncu (None where either side is missing)."""
+    static, theory = entry["static_occupancy"], entry["ncu_theoretical_occupancy"]
+    entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
+    entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
+    entry["occupancy_agree"] = None if static is None or theory is None else abs(static - theory) <= OCCUPANCY_TOLERANCE
+    return entry
+
+
 def summarise_rows(device: str, covered: list[str], not_reached: list[str], rows: list[dict],
                    kernel_rows: list[dict]) -> dict:
     """Agreement shares and ncu times over the candidates profiled so far."""
@@ -96,16 +105,11 @@ def read_log(path: Path) -> dict:
             rows.append({"candidate": match["candidate"], "ncu_s": float(match["s"]), "ok": ok,
                          "reason": "" if ok else match["outcome"], "from_log": True})
         elif (match := _KERNEL_LINE.match(line)) and rows:
-            entry = {"candidate": rows[-1]["candidate"], "kernel": match["kernel"],
-                     **{key: _number(match[group]) for key, group in (
-                         ("static_ld", "sld"), ("ncu_ld", "nld"), ("static_st", "sst"), ("ncu_st", "nst"),
-                         ("static_occupancy", "socc"), ("ncu_theoretical_occupancy", "nocc"))}}
-            entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
-            entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
-            static, theory = entry["static_occupancy"], entry["ncu_theoretical_occupancy"]
-            entry["occupancy_agree"] = (None if static is None or theory is None
-                                        else abs(static - theory) <= OCCUPANCY_TOLERANCE)
-            kernel_rows.append(entry)
+            kernel_rows.append(with_agreement({
+                "candidate": rows[-1]["candidate"], "kernel": match["kernel"],
+                **{key: _number(match[group]) for key, group in (
+                    ("static_ld", "sld"), ("ncu_ld", "nld"), ("static_st", "sst"), ("ncu_st", "nst"),
+                    ("static_occupancy", "socc"), ("ncu_theoretical_occupancy", "nocc"))}}))
     return {"summary": {"device": device_line.split(",")[0].strip()}, "candidates": rows, "kernels": kernel_rows}
 
 
@@ -166,11 +170,7 @@ def compare_kernels(candidate: str, report, profile, arch: str) -> list[dict]:
             "ncu_achieved_occupancy": summary.achieved_occupancy,
             "ncu_block": summary.block_threads,
         }
-        entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
-        entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
-        entry["occupancy_agree"] = (None if occ is None or theory is None
-                                    else abs(occ.occupancy - theory) <= OCCUPANCY_TOLERANCE)
-        entries.append(entry)
+        entries.append(with_agreement(entry))
         print(f"    {kernel.name:28s} ld {entry['static_ld']} vs {entry['ncu_ld']}  st {entry['static_st']} "
               f"vs {entry['ncu_st']}  occ {entry['static_occupancy']} vs {theory}", flush=True)
     return entries

@@ -17,11 +17,9 @@ def _script():
 
 
 def _kernel(candidate: str, kernel: str, static_ld: float, ncu_ld: float, occupancy: float = 1.0) -> dict:
-    script = _script()
-    return {"candidate": candidate, "kernel": kernel, "static_ld": static_ld, "ncu_ld": ncu_ld, "static_st": 4.0,
-            "ncu_st": 4.0, "static_occupancy": occupancy, "ncu_theoretical_occupancy": 1.0,
-            "ld_agree": script.agree_sectors(static_ld, ncu_ld), "st_agree": True,
-            "occupancy_agree": abs(occupancy - 1.0) <= script.OCCUPANCY_TOLERANCE}
+    return _script().with_agreement({"candidate": candidate, "kernel": kernel, "static_ld": static_ld,
+                                     "ncu_ld": ncu_ld, "static_st": 4.0, "ncu_st": 4.0,
+                                     "static_occupancy": occupancy, "ncu_theoretical_occupancy": 1.0})
 
 
 def _report(path: Path, device: str, rows: list[tuple[str, float, bool]], kernels: list[dict]) -> Path:
