@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.autograd.profiler import profile, record_function
 
-from engine.verify.records import PROFILER_MARKER, KernelLaunch
+from engine.verify.records import PROFILER_MARKER, KernelLaunch, shared_out
 
 MIN_OWN_SHARE = 0.30
 MARKER = PROFILER_MARKER
@@ -104,7 +104,4 @@ def is_own(kernel_name: str, own_names: list[str]) -> bool:
 
 
 def kernel_launches(prof: CallProfile, own_names: list[str]) -> list[KernelLaunch]:
-    total = sum(t for _, t in prof.kernels.values()) or 0.0
-    launches = [KernelLaunch(name=name[:200], calls=calls, total_us=t, share=(t / total) if total else 0.0,
-                             own=is_own(name, own_names)) for name, (calls, t) in prof.kernels.items()]
-    return sorted(launches, key=lambda k: -k.total_us)
+    return shared_out([(name, calls, t, is_own(name, own_names)) for name, (calls, t) in prof.kernels.items()])

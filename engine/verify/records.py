@@ -91,14 +91,21 @@ class KernelLaunch:
 PROFILER_MARKER = "refinery::call"
 
 
+def shared_out(kernels: list[tuple[str, int, float, bool]]) -> list[KernelLaunch]:
+    """(name, calls, total µs, own) per kernel → launches with their share of the GPU time, longest first."""
+    total = sum(t for _, _, t, _ in kernels)
+    launches = [KernelLaunch(name=name[:200], calls=calls, total_us=t, share=(t / total) if total else 0.0, own=own)
+                for name, calls, t, own in kernels]
+    return sorted(launches, key=lambda k: -k.total_us)
+
+
 def without_profiler_marker(kernels: list[KernelLaunch]) -> list[KernelLaunch]:
     """Kernel lists measured before the marker was told apart from kernels carry it, with the call's
     whole time, so every share reads half of what it is: drop it and share the time anew."""
     rest = [k for k in kernels if k.name != PROFILER_MARKER]
     if len(rest) == len(kernels):
         return kernels
-    total = sum(k.total_us for k in rest)
-    return [KernelLaunch(k.name, k.calls, k.total_us, k.total_us / total if total else 0.0, k.own) for k in rest]
+    return shared_out([(k.name, k.calls, k.total_us, k.own) for k in rest])
 
 
 @dataclass
