@@ -53,7 +53,7 @@ PY
 }
 
 step_units() {
-  run_pytest "$(cap 240)" tests/test_verify_gpu.py tests/test_analysis_gpu.py tests/test_scale_ray.py \
+  run_pytest "$(cap 300)" tests/test_verify_gpu.py tests/test_analysis_gpu.py tests/test_dynamic_gpu.py tests/test_scale_ray.py \
     -k 'not no_shipped and not promised' > $OUT/units.log 2>&1
   grep -E "(PASSED|FAILED|ERROR|SKIPPED)" $OUT/units.log | grep -v " PASSED$" | cut -c1-200 | tee -a "$log"
   note "units: $(grep -E '[0-9]+ (passed|failed)' $OUT/units.log | tail -1)"

@@ -201,6 +201,7 @@ def main() -> None:
     import torch
 
     from engine.analysis import analyse_candidate, profile_command
+    from engine.analysis.dynamic import kernel_selection
     from engine.problems import scan_all
     from engine.settings import get_settings
 
@@ -233,17 +234,16 @@ def main() -> None:
             candidate = f"{problem.slug}/{impl.name}"
             report = analyse_candidate(problem, impl.source, impl.language, config, arch=arch,
                                        cache_dir=settings.cache_dir)
-            names = sorted({k.name for k in report.kernels})
-            error = "no kernels" if not names else prebuild(problem, impl, settings)
+            regex, launches = kernel_selection(report)
+            error = "no kernels" if regex is None else prebuild(problem, impl, settings)
             if error:
                 rows.append({"candidate": candidate, "error": error, "notes": report.notes})
                 continue
-            regex = "^(" + "|".join(re.escape(n) for n in names) + r")\b"
             command = [sys.executable, "-m", "engine.analysis.profile_target", problem.slug, impl.name,
                        "--config", config.name]
             started = time.perf_counter()
             profile = profile_command(command, budget_s=options.budget, kernel_regex=regex,
-                                      launch_count=max(len(names), report.launches_per_call or 1), cwd=str(ROOT))
+                                      launch_count=launches, cwd=str(ROOT))
             seconds = time.perf_counter() - started
             row = {"candidate": candidate, "config": config.name, "ncu_s": seconds,
                    "ok": profile.ok, "reason": profile.reason, "missing_metrics": profile.missing_metrics}

@@ -10,7 +10,10 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 
-from engine.analysis import analyse_candidate
+from engine.analysis.dynamic import profile_candidate
+from engine.analysis.ncu import NcuProfile
+from engine.analysis.record import StaticReport
+from engine.analysis.static import analyse_candidate
 from engine.feedback import build_diagnostics, render_feedback, run_tools
 from engine.outcome import RoundOutcome
 from engine.problems.model import Problem
@@ -53,12 +56,46 @@ class RoundPipeline:
         return [self._outcome(proposals[i], results[i]) for i in range(len(proposals))]
 
     def _outcome(self, proposal: Proposal, result: EvaluationResult) -> RoundOutcome:
-        return outcome_of(self.problem, proposal, result, self.settings)
+        return outcome_of(self.problem, proposal, result, self.settings, profile=self.gpu and self.settings.ncu_in_runs)
+
+
+def _ncu_record(profile: NcuProfile, config: str | None) -> dict:
+    """The stored ncu diagnostic: the summary when profiled, else why not (the dashboard shows either)."""
+    summary = profile.summary() if profile.ok else None
+    record = {"ok": summary is not None, "seconds": round(profile.seconds, 2), "config": config}
+    if profile.missing_metrics:
+        record["metrics_refused"] = profile.missing_metrics
+    if summary is None:
+        record["reason"] = profile.reason or "ncu saw none of the candidate's kernels"
+        return record
+    record["summary"] = asdict(summary)
+    return record
+
+
+def _energy_record(result: EvaluationResult) -> dict | None:
+    if result.energy is not None:
+        return result.energy
+    reason = next((n for n in result.notes if n.startswith("energy not measured")), None)
+    return {"reason": reason} if reason else None
+
+
+def _dynamic_profile(problem: Problem, proposal: Proposal, result: EvaluationResult, static: StaticReport | None,
+                     settings: Settings) -> NcuProfile | None:
+    """ncu for a correct candidate measured on a GPU; None where there is nothing to profile."""
+    if static is None or result.verdict != Verdict.CORRECT or result.device in (None, "cpu"):
+        return None
+    try:
+        return profile_candidate(problem, proposal.source, proposal.language, static, settings=settings,
+                                 config=result.timed_config)
+    except Exception as exc:  # noqa: BLE001 - profiling is a diagnostic: its failure must not lose the round
+        log.warning("ncu profiling failed: %s", exc)
+        return NcuProfile(False, f"profiling failed: {type(exc).__name__}: {exc}", [], 0.0, [])
 
 
 def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, settings: Settings,
-               arch: str | None = None) -> RoundOutcome:
+               arch: str | None = None, profile: bool = False) -> RoundOutcome:
     """Everything a step stores about one proposal, from its verification result: static analysis,
+    dynamic profile (`profile`: ncu around a correct candidate on the GPU that measured it),
     diagnostics, feedback and reward.
 
     A module function rather than a pipeline method so that results measured elsewhere (the GPU
@@ -73,7 +110,8 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
         except Exception as exc:  # noqa: BLE001 - a diagnostics failure must not lose the round
             log.warning("static analysis failed: %s", exc)
             result.log = (result.log + f"\n(static analysis failed: {type(exc).__name__}: {exc})").strip()
-    diagnostics = build_diagnostics(static=static, evaluation=result, problem=problem)
+    ncu = _dynamic_profile(problem, proposal, result, static, settings) if profile else None
+    diagnostics = build_diagnostics(static=static, evaluation=result, problem=problem, profile=ncu)
     findings = run_tools(diagnostics)
     feedback = render_feedback(findings, diagnostics)
     features = static.features if static is not None else {}
@@ -87,5 +125,6 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
                     "notes": diagnostics.notes}
     bottleneck = str(diagnostics.bottleneck) if diagnostics.bottleneck else None
     return RoundOutcome(result=result, reward=reward, static=static.to_json() if static else None,
-                        roofline=roofline, feedback_text=feedback, findings=[f.tool for f in findings],
+                        roofline=roofline, ncu=_ncu_record(ncu, result.timed_config) if ncu else None,
+                        energy=_energy_record(result), feedback_text=feedback, findings=[f.tool for f in findings],
                         finding_details=[asdict(f) for f in findings], bottleneck=bottleneck)

@@ -55,6 +55,8 @@ class Settings(BaseSettings):
     # Diagnostics
     ncu_path: str = "ncu"
     ncu_budget_s: float = 30.0
+    ncu_in_runs: bool = True  # profile every correct candidate of a run on a GPU
+    energy_seconds: float = 1.0  # NVML loop per side (candidate, baseline) after timing; 0 turns energy off
 
     reward: RewardWeights = Field(default_factory=RewardWeights)
 

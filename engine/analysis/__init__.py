@@ -3,28 +3,35 @@ coalescing and bank-conflict estimates), dynamic (ncu metrics, NVML energy), the
 bottleneck class.
 
 Entry points: `analyse_candidate` → `StaticReport` (no GPU needed); `profile_command` → `NcuProfile`
-(ncu around any command); `measure_energy`/`compare_energy`; `ceilings_for`/`measure_ceilings`;
-`roofline_point`/`classify`. Submodules import lazily what they need (tree-sitter, pynvml, torch).
+(ncu around any command); `profile_candidate` (ncu around one verified candidate, in the workers'
+walls); `measure_energy`/`compare_energy`; `ceilings_for`/`measure_ceilings`;
+`roofline_point`/`classify`. Exports load lazily: the GPU worker imports `engine.analysis.energy`
+and must not pull in the parsers (tree-sitter) the static analysis needs.
 """
 
-from engine.analysis.devices import BUILTIN, DeviceCeilings, ceilings_for, match_device, measure_ceilings
-from engine.analysis.energy import (
-    EnergyComparison,
-    EnergyMeasurement,
-    EnergyUnavailable,
-    compare_energy,
-    measure_energy,
-)
-from engine.analysis.ncu import DEFAULT_METRICS, NcuKernel, NcuProfile, NcuSummary, parse_raw_csv, profile_command
-from engine.analysis.occupancy import Occupancy, theoretical_occupancy
-from engine.analysis.record import FEATURES, KernelReport, StaticReport
-from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint, classify, precision_for, roofline_point
-from engine.analysis.static import analyse_candidate
+from __future__ import annotations
 
-__all__ = [
-    "BUILTIN", "DEFAULT_METRICS", "FEATURES", "Bottleneck", "Classification", "DeviceCeilings", "EnergyComparison",
-    "EnergyMeasurement", "EnergyUnavailable", "KernelReport", "NcuKernel", "NcuProfile", "NcuSummary", "Occupancy",
-    "RooflinePoint", "StaticReport", "analyse_candidate", "ceilings_for", "classify", "compare_energy",
-    "match_device", "measure_ceilings", "measure_energy", "parse_raw_csv", "precision_for", "profile_command",
-    "roofline_point", "theoretical_occupancy",
-]
+import importlib
+
+_EXPORTS = {
+    **dict.fromkeys(("BUILTIN", "DeviceCeilings", "ceilings_for", "match_device", "measure_ceilings"),
+                    "engine.analysis.devices"),
+    **dict.fromkeys(("EnergyComparison", "EnergyMeasurement", "EnergyUnavailable", "compare_energy",
+                     "measure_energy"), "engine.analysis.energy"),
+    **dict.fromkeys(("DEFAULT_METRICS", "NcuKernel", "NcuProfile", "NcuSummary", "parse_raw_csv",
+                     "profile_command"), "engine.analysis.ncu"),
+    **dict.fromkeys(("Occupancy", "theoretical_occupancy"), "engine.analysis.occupancy"),
+    **dict.fromkeys(("FEATURES", "KernelReport", "StaticReport"), "engine.analysis.record"),
+    **dict.fromkeys(("Bottleneck", "Classification", "RooflinePoint", "classify", "precision_for",
+                     "roofline_point"), "engine.analysis.roofline"),
+    "analyse_candidate": "engine.analysis.static",
+    "profile_candidate": "engine.analysis.dynamic",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'engine.analysis' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

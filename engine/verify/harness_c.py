@@ -21,6 +21,7 @@ import torch
 
 from engine.verify import timing
 from engine.verify.correctness import compare, looks_cached
+from engine.verify.energy_calls import record_energy
 from engine.verify.jobs import CArgSpec, ConfigSpec, Job
 from engine.verify.outcome import JobFailure, JobState, failure_result, final_result, is_cuda_fault, short_traceback
 from engine.verify.problem_code import c_inputs
@@ -260,6 +261,7 @@ class CHarness:
         baseline = next((n for n in spec_t.baselines if n in stats), None)
         if baseline is not None:
             self.state.baseline_name, self.state.baseline_us = baseline, stats[baseline].median_us
+        record_energy(self.state, fns, spec_t.baselines, spec_t.energy_seconds)
 
     def _args(self, spec: ConfigSpec, buffers: dict) -> list:
         return [buffers[a.name].data_ptr() if a.is_array else a.value for a in spec.c_args]

@@ -21,6 +21,7 @@ import torch
 
 from engine.verify import audit, timing
 from engine.verify.correctness import as_list, compare, looks_cached, same_values
+from engine.verify.energy_calls import record_energy
 from engine.verify.guards import ProcessGuard
 from engine.verify.jobs import ConfigSpec, Job
 from engine.verify.outcome import Findings, JobFailure, JobState, failure_from, failure_result, final_result
@@ -257,6 +258,8 @@ class PytorchHarness:
         baseline = next((n for n in spec_t.baselines if n in stats), None)
         if baseline is not None:
             self.state.baseline_name, self.state.baseline_us = baseline, stats[baseline].median_us
+        with torch.no_grad():
+            record_energy(self.state, fns, spec_t.baselines, spec_t.energy_seconds)
 
     def validate_timed(self, ref, ref64, cand, sets: list, config: str) -> None:
         """The timed calls' inputs give right answers too (no shortcut taken only while being timed)."""

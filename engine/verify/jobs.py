@@ -50,6 +50,7 @@ class TimingSpec:
     flush_bytes: int = 256 * 2**20
     baselines: list[str] = field(default_factory=lambda: ["eager"])  # eager, compile | naive-cuda, c-reference
     input_sets: int = 2  # timing rotates this many fresh input sets (no caching on one input)
+    energy_seconds: float = 0.0  # NVML loop per side after timing (GPU only; 0: no energy reading)
 
 
 @dataclass

@@ -96,6 +96,7 @@ class JobState:
     baseline_us: float | None = None
     baseline_name: str | None = None
     load_seconds: float | None = None
+    energy: dict | None = None
     fatal: bool = False
 
 
@@ -124,7 +125,7 @@ def final_result(state: JobState, device: str, seeds: list[int]) -> EvaluationRe
         kernels=state.kernels, timed_config=state.timed_config, candidate_us=state.candidate_us,
         baseline_us=state.baseline_us, baseline_name=state.baseline_name,
         speedup=speedup if verdict == Verdict.CORRECT else None, device=device, seeds=seeds,
-        load_seconds=state.load_seconds, notes=state.notes)
+        load_seconds=state.load_seconds, notes=state.notes, energy=state.energy)
 
 
 def failure_result(failure: JobFailure, state: JobState, device: str, seeds: list[int]) -> EvaluationResult:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from engine.verify.jobs import Job
 from engine.verify.records import EvaluationResult
-from engine.verify.sandbox import REPO_ROOT, SandboxLimits, clean_env
+from engine.verify.sandbox import REPO_ROOT, SandboxLimits, cache_env, clean_env
 
 STARTUP_TIMEOUT_S = 180.0
 LOG_TAIL_CHARS = 20000
@@ -111,9 +111,7 @@ class Worker:
         self.base.mkdir(parents=True, exist_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         cache = Path(self.config.cache_dir)
-        extra = {"CUPY_CACHE_DIR": str(cache / "cupy"), "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
-                 "TRITON_CACHE_DIR": str(cache / "triton"), "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions"),
-                 **self.config.env}
+        extra = {**cache_env(cache), **self.config.env}
         if self.gpu is not None:
             extra["CUDA_VISIBLE_DEVICES"] = str(self.gpu)
         env = clean_env(self.base, **extra)

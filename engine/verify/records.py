@@ -129,6 +129,7 @@ class EvaluationResult:
     load_seconds: float | None = None  # worker: module import/library load plus the first call (JIT compiles)
     worker_seconds: float | None = None  # worker: the whole job
     notes: list[str] = field(default_factory=list)
+    energy: dict | None = None  # worker: NVML joules per call, candidate and baseline (energy_calls)
 
     @property
     def failed_config(self) -> ConfigResult | None:

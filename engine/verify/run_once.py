@@ -1,11 +1,13 @@
-"""`python -m engine.verify.run_once JOB.json`: one candidate, one configuration, N calls, no checks.
+"""`python -m engine.verify.run_once JOB.json [LIMITS_JSON]`: one candidate, one configuration, N calls, no checks.
 
 The profiler wraps this process (`ncu ... python -m engine.verify.run_once job.json`), so it does only
 what the kernels need: load the candidate, build inputs from the job's seed, call once to warm up
 (JIT compiles, lazy loads), then `repeats` calls inside an NVTX range named `run_once`
 (`ncu --nvtx --nvtx-include "run_once/"` profiles just those). It prints one JSON line:
 {"ok", "config", "repeats", "seconds_per_call", "error"}. Write the job with
-`engine.verify.prepare.write_run_once_job`.
+`engine.verify.prepare.write_run_once_job`. LIMITS_JSON (a `SandboxLimits` as JSON) puts the
+process under the workers' resource limits before any candidate code loads; the caller gives it a
+scratch folder, an environment without secrets and the hard timeout (engine.analysis.dynamic).
 """
 
 from __future__ import annotations
@@ -87,11 +89,14 @@ def run(job) -> dict:
 
 def main(argv: list[str]) -> int:
     from engine.verify.jobs import Job
+    from engine.verify.sandbox import SandboxLimits, apply_limits
 
-    if len(argv) != 1:
-        print("usage: python -m engine.verify.run_once JOB.json", file=sys.stderr)
+    if len(argv) not in (1, 2):
+        print("usage: python -m engine.verify.run_once JOB.json [LIMITS_JSON]", file=sys.stderr)
         return 2
     job = Job.load(argv[0])
+    if len(argv) == 2:
+        apply_limits(SandboxLimits.from_json(json.loads(argv[1])), gpu=job.device == "cuda")
     try:
         summary = run(job)
     except Exception as exc:  # noqa: BLE001 - reported as one JSON line for the profiler's caller

@@ -55,6 +55,14 @@ def clean_env(scratch: Path, base: dict[str, str] | None = None, **extra: str) -
     return env
 
 
+def cache_env(cache_dir: Path) -> dict[str, str]:
+    """Where candidate JIT caches go (CuPy, Inductor, Triton, torch extensions): under the build cache,
+    so a candidate compiled by one process (worker, profiler run) is loaded from disk by the next."""
+    cache = Path(cache_dir)
+    return {"CUPY_CACHE_DIR": str(cache / "cupy"), "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
+            "TRITON_CACHE_DIR": str(cache / "triton"), "TORCH_EXTENSIONS_DIR": str(cache / "torch_extensions")}
+
+
 def _user_process_count() -> int:
     uid, count = os.getuid(), 0
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
