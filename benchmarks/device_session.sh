@@ -10,7 +10,8 @@
 #                               test and promised speed orders), the named problems first; results also
 #                               as JSON lines (library.jsonl) for `benchmarks/library_recording.py`
 #        units                  the other GPU tests (cheats, analysis, ncu, NVML, ceilings, Ray on the GPU)
-#        mcts:slugs             library proposer + MCTS runs, stored in runs.db
+#        mcts:slugs             library proposer + MCTS runs, stored in runs.db (MCTS_ROUNDS, MCTS_CAP: 5, 90 s)
+#        pytest:files           the named GPU test files (comma-separated)
 #        ray[:slugs]            benchmarks/ray_scaling.py, 1 and 2 Ray workers (default relu,softmax)
 #        throughput             benchmarks/verifier_throughput.py
 #        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
@@ -59,13 +60,19 @@ step_units() {
   note "units: $(grep -E '[0-9]+ (passed|failed)' $OUT/units.log | tail -1)"
 }
 
+step_pytest() {
+  run_pytest "$(cap 300)" ${1//,/ } > $OUT/pytest.log 2>&1
+  grep -E "(PASSED|FAILED|ERROR|SKIPPED)" $OUT/pytest.log | grep -v " PASSED$" | cut -c1-200 | tee -a "$log"
+  note "pytest: $(grep -E '[0-9]+ (passed|failed)' $OUT/pytest.log | tail -1)"
+}
+
 step_mcts() {
   local slugs=(${1//,/ })
   for p in "${slugs[@]}"; do
     [ "$(left)" -gt 30 ] || { note "mcts: no time for $p"; continue; }
     local t0=$SECONDS
-    timeout "$(cap 90)" python3 -m engine.cli run --problem "$p" --strategy mcts --rounds 5 --device gpu \
-      > /tmp/run-$p.log 2>&1
+    timeout "$(cap ${MCTS_CAP:-90})" python3 -m engine.cli run --problem "$p" --strategy mcts --rounds ${MCTS_ROUNDS:-5} \
+      --device gpu > /tmp/run-$p.log 2>&1
     note "mcts $p ($((SECONDS - t0)) s): $(tail -1 /tmp/run-$p.log | cut -c1-160)"
     { echo "== $p"; cat /tmp/run-$p.log; } >> $OUT/mcts.log
   done

@@ -215,3 +215,22 @@ if "sm__pipe_tensor_cycles_active" in metrics:
 sys.stdout.write({RAW_CSV!r})""")
     profile = profile_command(["./prog"], budget_s=30, ncu=ncu)
     assert profile.ok and "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active" in profile.missing_metrics
+
+
+def test_a_kernel_that_faulted_under_the_profiler_is_no_measurement(tmp_path):
+    """ncu still prints a row for a kernel that hit an illegal address (NaN metrics); the program then fails."""
+    header, units, first = RAW_CSV.splitlines()[2:5]
+    faulted = first.replace('"296.80"', '"nan"').replace('"1,073.74"', '"nan"')
+    ncu = _fake_ncu(tmp_path, f"""
+print('{{"ok": false, "error": "AcceleratorError: CUDA error: an illegal memory access was encountered"}}')
+print({header!r}); print({units!r}); print({faulted!r})
+sys.exit(1)""")
+    profile = profile_command(["prog"], ncu=ncu, budget_s=30)
+    assert not profile.ok and profile.kernels
+    assert "kernel copy_strided did not complete" in profile.reason and "illegal memory access" in profile.reason
+
+
+def test_a_program_that_fails_after_its_kernels_ran_gives_no_profile(tmp_path):
+    ncu = _fake_ncu(tmp_path, f"print({RAW_CSV!r}); print('Traceback: boom'); sys.exit(3)")
+    profile = profile_command(["prog"], ncu=ncu, budget_s=30)
+    assert not profile.ok and profile.reason == "the profiled program failed under ncu (exit 3): Traceback: boom"

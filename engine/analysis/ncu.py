@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import re
 import signal
@@ -258,6 +259,26 @@ def _failure_reason(output: str) -> str | None:
     return None
 
 
+def _program_output(output: str) -> str:
+    """ncu's output without its CSV rows: the program's own lines and ncu's messages."""
+    return "\n".join(line for line in output.splitlines() if not line.startswith('"'))[-4000:]
+
+
+def _program_failure(code: int | None, kernels: list[NcuKernel], output: str) -> str | None:
+    """Why a profile with rows is still no measurement: the program failed, or a kernel never finished.
+
+    A kernel that faults under the profiler (an illegal address) still gets a row, its metrics NaN;
+    the program then exits non-zero. Such rows describe no complete run, so they are not diagnostics.
+    """
+    durations = {k.name.split("(")[0]: k.metrics.get("gpu__time_duration.sum") for k in kernels}
+    unfinished = [name for name, seconds in durations.items() if seconds is not None and math.isnan(seconds)]
+    if code == 0 and not unfinished:
+        return None
+    last = next((line.strip() for line in reversed(_program_output(output).splitlines()) if line.strip()), "")
+    where = f"kernel {unfinished[0]} did not complete" if unfinished else f"exit {code}"
+    return f"the profiled program failed under ncu ({where}): {last[:300]}"
+
+
 def _unknown_metrics(output: str, metrics: list[str]) -> list[str]:
     bad = []
     for line in output.splitlines():
@@ -317,6 +338,8 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
         if reason := _failure_reason(output):
             return NcuProfile(False, reason, [], seconds, list(command), dropped, output[-4000:])
         kernels = parse_raw_csv(output)
+        if kernels and (failed := _program_failure(code, kernels, output)):
+            return NcuProfile(False, failed, kernels, seconds, list(command), dropped, _program_output(output))
         if kernels:
             return NcuProfile(True, "", kernels, seconds, list(command), dropped, output[-4000:])
         bad = _unknown_metrics(output, wanted)
