@@ -54,7 +54,7 @@ def write_event_file(run_id: int, seq: int, kind: str, step: int | None, candida
 
 def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str = "correct",
               speedup: float | None = 1.5, sample: int = 0, event_file: bool = True,
-              diagnostics: bool = True, seq: int | None = None) -> int:
+              diagnostics: bool = True, seq: int | None = None, ncu_refused: str | None = None) -> int:
     """Store one evaluated candidate of `run_id` and announce it; returns the candidate id."""
     source = SOURCE % step
     timed = verdict == "correct" and speedup is not None
@@ -95,6 +95,13 @@ def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str
                              "occupancy": {"sm_90": {"arch": "sm_90", "warps_per_sm": 64, "max_warps": 64,
                                                      "blocks_per_sm": 8, "limiters": ["warps"]}}}]}))
             if timed:
+                session.add(Diagnostic(candidate_id=cand.id, kind="ncu", data=_ncu_data(step, ncu_refused)))
+                session.add(Diagnostic(candidate_id=cand.id, kind="energy", data={
+                    "device": "NVIDIA H200", "loop_seconds": 1.0,
+                    "candidate": {"joules_per_call": 0.05 / speedup, "average_watts": 450.0, "calls": 9000,
+                                  "seconds": 1.0},
+                    "baseline_name": "eager", "baseline": {"joules_per_call": 0.05},
+                    "comparison": {"ratio": 1 / speedup, "matched_speed_ratio": 0.9}}))
                 bandwidth = 1e12 * speedup
                 session.add(Diagnostic(candidate_id=cand.id, kind="roofline", bottleneck="memory-bound", data={
                     "point": {"arithmetic_intensity": 0.25, "achieved_flops": bandwidth / 4,
@@ -116,6 +123,19 @@ def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str
     if event_file:
         write_event_file(run_id, seq if seq is not None else event_id, "round", step, candidate_id)
     return candidate_id
+
+
+def _ncu_data(step: int, refused: str | None) -> dict:
+    if refused:
+        return {"ok": False, "seconds": 0.4, "config": "large", "reason": refused}
+    return {"ok": True, "seconds": 6.1, "config": "large",
+            "summary": {"kernels": 1, "duration_s": 9.8e-5, "dram_bytes_read": 1.34e8, "dram_bytes_written": 1.15e8,
+                        "ld_sectors_per_request": 4.0, "st_sectors_per_request": 32.0 - step,
+                        "top_stalls": [["long_scoreboard", 38.2]]},
+            "static_vs_ncu": [{"kernel": "kernel_transpose", "static_ld": 4.0, "ncu_ld": 4.0, "static_st": 32.0,
+                               "ncu_st": 32.0 - step, "static_occupancy": 1.0, "ncu_theoretical_occupancy": 1.0,
+                               "ncu_achieved_occupancy": 0.7, "ld_agree": True, "st_agree": True,
+                               "occupancy_agree": True}]}
 
 
 def seed_run(rounds: int = 5, **run_kwargs) -> tuple[int, list[int]]:

@@ -31,7 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-OCCUPANCY_TOLERANCE = 0.01  # one percentage point
+from engine.analysis import agreement  # noqa: E402 - after the path insert
+from engine.analysis.agreement import agree_occupancy, agree_sectors  # noqa: E402
+
 TARGET_BYTES = 64e6  # profile the configuration whose minimum traffic is closest to this
 
 
@@ -41,24 +43,11 @@ def pick_config(problem):
     return min(problem.configs, key=lambda c: abs((problem.min_bytes(c) or 0) - TARGET_BYTES))
 
 
-def short_name(ncu_name: str) -> str:
-    name = ncu_name.split("(")[0].strip()
-    name = re.sub(r"<.*>$", "", name)
-    return name.split("::")[-1].split()[-1] if name else name
-
-
-def agree_sectors(static: float | None, measured: float | None) -> bool | None:
-    if static is None or measured is None:
-        return None
-    return abs(static - measured) <= max(1.0, 0.25 * measured)
-
-
 def with_agreement(entry: dict) -> dict:
     """The entry with its three verdicts, static beside ncu (None where either side is missing)."""
-    static, theory = entry["static_occupancy"], entry["ncu_theoretical_occupancy"]
     entry["ld_agree"] = agree_sectors(entry["static_ld"], entry["ncu_ld"])
     entry["st_agree"] = agree_sectors(entry["static_st"], entry["ncu_st"])
-    entry["occupancy_agree"] = None if static is None or theory is None else abs(static - theory) <= OCCUPANCY_TOLERANCE
+    entry["occupancy_agree"] = agree_occupancy(entry["static_occupancy"], entry["ncu_theoretical_occupancy"])
     return entry
 
 
@@ -148,31 +137,13 @@ def prebuild(problem, impl, settings) -> str | None:
 
 def compare_kernels(candidate: str, report, profile, arch: str) -> list[dict]:
     """Per kernel of the static report that ncu saw: static estimate beside ncu's measurement."""
-    from engine.analysis.ncu import summarise
-
-    by_kernel: dict[str, list] = {}
-    for kernel in profile.kernels:
-        by_kernel.setdefault(short_name(kernel.name), []).append(kernel)
+    summary = profile.summary()
+    rows = agreement.compare_kernels(report, summary.per_kernel if summary else {}, arch)
     entries = []
-    for kernel in report.kernels:
-        measured = by_kernel.get(kernel.name)
-        if not measured:
-            continue
-        summary = summarise(measured)
-        occ = kernel.occupancy.get(arch)
-        theory = summary.theoretical_occupancy
-        entry = {
-            "candidate": candidate, "kernel": kernel.name, "block": kernel.launch.block,
-            "launch_origin": kernel.launch.origin,
-            "static_ld": kernel.sectors_per_request("load"), "ncu_ld": summary.ld_sectors_per_request,
-            "static_st": kernel.sectors_per_request("store"), "ncu_st": summary.st_sectors_per_request,
-            "static_occupancy": occ.occupancy if occ else None, "ncu_theoretical_occupancy": theory,
-            "ncu_achieved_occupancy": summary.achieved_occupancy,
-            "ncu_block": summary.block_threads,
-        }
-        entries.append(with_agreement(entry))
-        print(f"    {kernel.name:28s} ld {entry['static_ld']} vs {entry['ncu_ld']}  st {entry['static_st']} "
-              f"vs {entry['ncu_st']}  occ {entry['static_occupancy']} vs {theory}", flush=True)
+    for row in rows:
+        entries.append({"candidate": candidate, **row.to_json()})
+        print(f"    {row.kernel:28s} ld {row.static_ld} vs {row.ncu_ld}  st {row.static_st} vs {row.ncu_st}  "
+              f"occ {row.static_occupancy} vs {row.ncu_theoretical_occupancy}", flush=True)
     return entries
 
 

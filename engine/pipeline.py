@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict
 
+from engine.analysis.agreement import compare_kernels
 from engine.analysis.dynamic import profile_candidate
 from engine.analysis.ncu import NcuProfile
 from engine.analysis.record import StaticReport
@@ -59,8 +60,9 @@ class RoundPipeline:
         return outcome_of(self.problem, proposal, result, self.settings, profile=self.gpu and self.settings.ncu_in_runs)
 
 
-def _ncu_record(profile: NcuProfile, config: str | None) -> dict:
-    """The stored ncu diagnostic: the summary when profiled, else why not (the dashboard shows either)."""
+def _ncu_record(profile: NcuProfile, config: str | None, static: StaticReport | None = None) -> dict:
+    """The stored ncu diagnostic: the summary and, per kernel, the static estimate beside the measurement
+    when profiled; else why not (the dashboard shows either)."""
     summary = profile.summary() if profile.ok else None
     record = {"ok": summary is not None, "seconds": round(profile.seconds, 2), "config": config}
     if profile.missing_metrics:
@@ -69,6 +71,8 @@ def _ncu_record(profile: NcuProfile, config: str | None) -> dict:
         record["reason"] = profile.reason or "ncu saw none of the candidate's kernels"
         return record
     record["summary"] = asdict(summary)
+    if static is not None:
+        record["static_vs_ncu"] = [row.to_json() for row in compare_kernels(static, summary.per_kernel, static.arch)]
     return record
 
 
@@ -125,6 +129,6 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
                     "notes": diagnostics.notes}
     bottleneck = str(diagnostics.bottleneck) if diagnostics.bottleneck else None
     return RoundOutcome(result=result, reward=reward, static=static.to_json() if static else None,
-                        roofline=roofline, ncu=_ncu_record(ncu, result.timed_config) if ncu else None,
+                        roofline=roofline, ncu=_ncu_record(ncu, result.timed_config, static) if ncu else None,
                         energy=_energy_record(result), feedback_text=feedback, findings=[f.tool for f in findings],
                         finding_details=[asdict(f) for f in findings], bottleneck=bottleneck)

@@ -60,6 +60,18 @@ def test_a_round_panel_shows_code_diff_verdict_configs_diagnostics_feedback(cont
     configs = [d.value for d in at.dataframe if "configuration" in d.value.columns]
     assert list(configs[0]["configuration"]) == ["small", "large", "odd-shape"]
     assert any(e.label == "Prompt and reply" for e in at.expander)
+    compared = next(d.value for d in at.dataframe if "load sectors/request" in d.value.columns)
+    assert list(compared["store sectors/request"]) == ["32 → 31 ✓"]
+    assert any("1 kernel(s) on configuration 'large'" in c.value and "profiled in 6.1 s" in c.value for c in at.caption)
+    assert any("mJ per call" in c.value and "at matched speed" in c.value for c in at.caption)
+
+
+def test_a_round_whose_profile_was_refused_says_why(controls) -> None:
+    run_id = make_run()
+    add_round(run_id, 0, ncu_refused="performance counters refused (ERR_NVGPUCTRPERM)")
+    at = _open(run_id)
+    assert not at.exception
+    assert any("counters refused" in w.value and "static estimates" in w.value for w in at.warning)
 
 
 def test_an_incorrect_round_shows_why(controls) -> None:

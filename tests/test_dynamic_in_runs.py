@@ -289,3 +289,33 @@ def test_an_empty_profile_record_keeps_its_reason():
     record = _ncu_record(NcuProfile(True, "", [], 1.234, []), "large")
     assert record == {"ok": False, "seconds": 1.23, "config": "large",
                       "reason": "ncu saw none of the candidate's kernels"}
+
+
+def test_a_profiled_round_stores_the_static_estimate_beside_ncu_per_kernel(settings, tmp_path, monkeypatch):
+    output = RAW_CSV.replace("copy_strided(const float *, float *, int, int)",
+                             "transpose_tiled(int, int, const float *, float *)")
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path, tmp_path / "call.json", output=output))
+    problem, impl = _transpose()
+    outcome = _outcome(problem, impl, _correct_result(problem))
+    (row,) = outcome.ncu["static_vs_ncu"]
+    assert row["kernel"] == "transpose_tiled" and row["ncu_ld"] == 16777216 / 524288
+    assert row["static_ld"] is not None and row["ld_agree"] == (abs(row["static_ld"] - 32.0) <= 8.0)
+    assert row["ncu_theoretical_occupancy"] is None and row["occupancy_agree"] is None  # not in the metric set
+
+
+@pytest.mark.parametrize(("name", "short"), [
+    ("transpose_tiled(int, int, const float *, float *)", "transpose_tiled"),
+    ("void gemm::tiled_kernel<float, 4>(const float *, int)", "tiled_kernel"),
+    ("relu_naive", "relu_naive")])
+def test_ncu_kernel_names_are_matched_by_their_function_name(name, short):
+    from engine.analysis.agreement import short_name
+
+    assert short_name(name) == short
+
+
+@pytest.mark.parametrize(("static", "measured", "agree"), [(4.0, 4.9, True), (4.0, 5.5, False), (16.0, 20.0, True),
+                                                           (10.0, 16.0, False), (None, 4.0, None)])
+def test_sectors_agree_within_a_quarter_or_one_sector(static, measured, agree):
+    from engine.analysis.agreement import agree_sectors
+
+    assert agree_sectors(static, measured) is agree

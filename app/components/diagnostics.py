@@ -123,6 +123,59 @@ def kernels_frames(kernels: list[dict[str, Any]], arch: str | None = None) -> tu
     return frame[first + [c for c in frame.columns if c not in first]], pd.DataFrame(mixes).fillna("")
 
 
+def _agreement_mark(value: Any) -> str:
+    return {True: "✓", False: "✗"}.get(value, "–")
+
+
+def _pct(value: Any) -> str:
+    return f"{value:.0%}" if isinstance(value, int | float) else "–"
+
+
+def static_vs_ncu_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per kernel: the CPU-side estimate beside ncu's measurement, with whether they agree."""
+    return pd.DataFrame([{
+        "kernel": row.get("kernel", "?"),
+        "load sectors/request": f"{fmt_number(row.get('static_ld'))} → {fmt_number(row.get('ncu_ld'))} "
+                                f"{_agreement_mark(row.get('ld_agree'))}",
+        "store sectors/request": f"{fmt_number(row.get('static_st'))} → {fmt_number(row.get('ncu_st'))} "
+                                 f"{_agreement_mark(row.get('st_agree'))}",
+        "occupancy (theoretical)": f"{_pct(row.get('static_occupancy'))} → "
+                                   f"{_pct(row.get('ncu_theoretical_occupancy'))} "
+                                   f"{_agreement_mark(row.get('occupancy_agree'))}",
+        "achieved occupancy": _pct(row.get("ncu_achieved_occupancy")),
+    } for row in rows])
+
+
+def ncu_headline(data: dict[str, Any]) -> str:
+    """One line over the ncu table: what was profiled, how long it took, the traffic it measured."""
+    summary = data.get("summary") or {}
+    moved = (summary.get("dram_bytes_read") or 0) + (summary.get("dram_bytes_written") or 0)
+    parts = [f"{summary.get('kernels', '?')} kernel(s) on configuration {data.get('config') or '?'!r}",
+             f"{fmt_us((summary.get('duration_s') or 0) * 1e6)} on the GPU", f"{fmt_number(moved)}B DRAM traffic"]
+    if data.get("seconds") is not None:
+        parts.append(f"profiled in {data['seconds']:.1f} s")
+    if data.get("metrics_refused"):
+        parts.append(f"refused: {', '.join(data['metrics_refused'])}")
+    return " · ".join(parts)
+
+
+def energy_text(data: dict[str, Any]) -> str:
+    """Joules per call, and beside the baseline per call and at matched speed."""
+    if "candidate" not in data:
+        return str(data.get("reason") or "No energy reading for this candidate.")
+    side = data["candidate"]
+    text = (f"{fmt_number(side.get('joules_per_call', 0) * 1e3)} mJ per call at "
+            f"{fmt_number(side.get('average_watts'))} W "
+            f"({fmt_number(side.get('calls'))} calls over {fmt_number(side.get('seconds'))} s)")
+    comparison = data.get("comparison")
+    if comparison and data.get("baseline"):
+        text += (f"; {data.get('baseline_name', 'baseline')}: {fmt_number(data['baseline']['joules_per_call'] * 1e3)} "
+                 f"mJ per call. Candidate/baseline: {comparison['ratio']:.2f}× per call, "
+                 f"{comparison['matched_speed_ratio']:.2f}× at matched speed (the faster one idles for the "
+                 "rest of the slower one's time)")
+    return text
+
+
 def roofline_table(data: dict[str, Any]) -> pd.DataFrame:
     rows = []
     for name, point in per_config(data).items():
@@ -149,6 +202,22 @@ def _section(title: str, diag: DiagnosticView | None, empty: str) -> bool:
     return True
 
 
+def _show_ncu(data: dict[str, Any]) -> None:
+    if data.get("ok") is False:
+        st.warning(f"No ncu metrics for this candidate: {data.get('reason', 'no reason stored')}. "
+                   "The diagnostics below are static estimates.", icon=":material/speed:")
+        return
+    if "summary" not in data:  # stored before profiles carried a summary
+        _table(key_value_frame(data))
+        return
+    st.caption(ncu_headline(data))
+    if data.get("static_vs_ncu"):
+        st.caption("Static estimate → ncu measurement, per kernel")
+        _table(static_vs_ncu_frame(data["static_vs_ncu"]))
+    with st.expander("All ncu metrics"):
+        _table(key_value_frame(data["summary"]))
+
+
 def show_diagnostics(detail: CandidateDetail) -> None:
     """Registers, occupancy and its limiter, instruction mix, ncu metrics, energy, roofline."""
     static = detail.diagnostic("static")
@@ -166,10 +235,10 @@ def show_diagnostics(detail: CandidateDetail) -> None:
                 _table(key_value_frame(features))
     ncu = detail.diagnostic("ncu")
     if _section("Nsight Compute metrics", ncu, "No ncu profile: profiling runs on a GPU, within its time budget."):
-        _table(key_value_frame(ncu.data))
+        _show_ncu(ncu.data)
     energy = detail.diagnostic("energy")
     if _section("Energy (NVML)", energy, "No energy reading for this candidate."):
-        _table(key_value_frame(energy.data))
+        st.caption(energy_text(energy.data))
     roofline = detail.diagnostic("roofline")
     if _section("Roofline", roofline, "No roofline: it needs timed runs."):
         table = roofline_table(roofline.data)

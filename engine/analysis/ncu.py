@@ -223,8 +223,10 @@ def summarise(kernels: list[NcuKernel]) -> NcuSummary:
         entry["ld_requests"] += k.get("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
         entry["st_sectors"] += k.get("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
         entry["st_requests"] += k.get("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
-        entry["achieved_occupancy"] = k.get("sm__warps_active.avg.pct_of_peak_sustained_active") / 100
-        entry["theoretical_occupancy"] = k.get("sm__maximum_warps_per_active_cycle_pct") / 100
+        for key, metric in (("achieved_occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active"),
+                            ("theoretical_occupancy", "sm__maximum_warps_per_active_cycle_pct")):
+            if metric in k.metrics:  # a refused metric is unknown, not zero
+                entry[key] = k.metrics[metric] / 100
     return NcuSummary(
         kernels=len({k.name for k in kernels}), duration_s=duration,
         dram_bytes_read=sum(k.get("dram__bytes_read.sum") for k in kernels),
