@@ -224,7 +224,8 @@ def test_a_kernel_that_faulted_under_the_profiler_is_no_measurement(tmp_path):
     ncu = _fake_ncu(tmp_path, f"""
 print('{{"ok": false, "error": "AcceleratorError: CUDA error: an illegal memory access was encountered"}}')
 print({header!r}); print({units!r}); print({faulted!r})
-sys.exit(1)""")
+print("==ERROR== The application returned an error code (9).")
+sys.exit(9)""")
     profile = profile_command(["prog"], ncu=ncu, budget_s=30)
     assert not profile.ok and profile.kernels
     assert "kernel copy_strided did not complete" in profile.reason and "illegal memory access" in profile.reason

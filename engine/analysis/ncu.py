@@ -276,7 +276,9 @@ def _program_failure(code: int | None, kernels: list[NcuKernel], output: str) ->
     unfinished = [name for name, seconds in durations.items() if seconds is not None and math.isnan(seconds)]
     if code == 0 and not unfinished:
         return None
-    last = next((line.strip() for line in reversed(_program_output(output).splitlines()) if line.strip()), "")
+    lines = [line.strip() for line in _program_output(output).splitlines() if line.strip()]
+    # The program's own last words (e.g. the CUDA error) say more than ncu's "returned an error code".
+    last = next((line for line in reversed(lines) if not line.startswith("==")), lines[-1] if lines else "")
     where = f"kernel {unfinished[0]} did not complete" if unfinished else f"exit {code}"
     return f"the profiled program failed under ncu ({where}): {last[:300]}"
 
