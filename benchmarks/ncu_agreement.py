@@ -9,9 +9,11 @@ none`, the fixed metric set, the candidate's own kernels only, one launch each) 
   * theoretical occupancy: the static model vs ncu's sm__maximum_warps_per_active_cycle_pct
     (agree: within 1 percentage point); achieved occupancy is reported beside it.
 
-A C candidate's shared library is built before ncu starts: built under ncu (which follows every
-child process), nvcc's dozen tools each carry the profiler's injection, and the build alone took
-10-20 s of a 20-30 s profile on the H200. The JSON is rewritten after every candidate, so a call
+Every candidate is compiled before ncu starts, as in a run (where verification compiles it first):
+a C candidate's shared library is built into the cache, a Python candidate runs once unprofiled so
+its NVRTC build is on disk. Built under ncu (which follows every child process), nvcc's dozen tools
+each carried the profiler's injection and the build alone took 10-20 s of a 20-30 s profile on the
+H200. The JSON is rewritten after every candidate, so a call
 cut short keeps what it measured; `--merge` adds several such files into one summary (no GPU).
 
     python benchmarks/ncu_agreement.py [--json $OUT/ncu_agreement.json] [--only SLUG ...] [--deadline S]
@@ -24,6 +26,7 @@ import argparse
 import json
 import re
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -125,14 +128,36 @@ def merge(paths: list[Path]) -> dict:
     return {"summary": summary, "candidates": list(rows.values()), "kernels": kernel_rows}
 
 
-def prebuild(problem, impl, settings) -> str | None:
-    """Build a C candidate's shared library into the cache profile_target reads (None when it built)."""
-    if problem.kind != "c":
-        return None
-    from engine.build.cuda import compile_shared_library
+def target_command(problem, impl, config) -> list[str]:
+    return [sys.executable, "-m", "engine.analysis.profile_target", problem.slug, impl.name, "--config", config.name]
 
-    build = compile_shared_library(impl.source, settings.gpu_arch, settings.cache_dir)
-    return None if build.ok else f"build failed: {build.log[-300:]}"
+
+def prebuild(problem, impl, config, settings) -> str | None:
+    """Compile the candidate before ncu watches (None when it built), as a run's verification does first.
+
+    A C candidate's shared library goes into the cache profile_target reads; a Python candidate runs
+    once without the profiler, leaving its NVRTC/extension builds in their on-disk caches.
+    """
+    if problem.kind == "c":
+        from engine.build.cuda import compile_shared_library
+
+        build = compile_shared_library(impl.source, settings.gpu_arch, settings.cache_dir)
+        return None if build.ok else f"build failed: {build.log[-300:]}"
+    done = subprocess.run(target_command(problem, impl, config), capture_output=True, text=True, cwd=ROOT,
+                          timeout=600)
+    return None if done.returncode == 0 else f"the warm-up run failed: {done.stderr[-300:]}"
+
+
+def selection(only: list[str] | None) -> tuple[list[str], dict[str, set[str]]]:
+    """`--only` entries, SLUG or SLUG/IMPL: the problems in the order named, and per problem the
+    implementations named (none named: all of them)."""
+    slugs = list(dict.fromkeys(entry.split("/")[0] for entry in only or []))
+    impls: dict[str, set[str]] = {}
+    for entry in only or []:
+        if "/" in entry:
+            slug, name = entry.split("/", 1)
+            impls.setdefault(slug, set()).add(name)
+    return slugs, impls
 
 
 def compare_kernels(candidate: str, report, profile, arch: str) -> list[dict]:
@@ -156,7 +181,7 @@ def write_report(path: Path | None, report: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--only", nargs="*", default=None, help="problem slugs")
+    parser.add_argument("--only", nargs="*", default=None, help="problem slugs, or SLUG/IMPL for one implementation")
     parser.add_argument("--budget", type=float, default=60.0, help="ncu time limit per candidate (s)")
     parser.add_argument("--deadline", type=float, default=None,
                         help="start no new candidate after this many seconds (the summary says how far it got)")
@@ -181,9 +206,10 @@ def main() -> None:
     device = torch.cuda.get_device_name(0)
     settings = get_settings()
     rows, kernel_rows = [], []
-    library = [p for p in scan_all().problems if not options.only or p.slug in options.only]
-    if options.only:  # the order given is kept, so a run cut short has covered the problems named first
-        library.sort(key=lambda p: options.only.index(p.slug))
+    slugs, named = selection(options.only)
+    library = [p for p in scan_all().problems if not slugs or p.slug in slugs]
+    if slugs:  # the order given is kept, so a run cut short has covered the problems named first
+        library.sort(key=lambda p: slugs.index(p.slug))
     covered: list[str] = []
 
     def out_of_time() -> bool:
@@ -195,7 +221,8 @@ def main() -> None:
                                     "candidates": rows, "kernels": kernel_rows})
 
     for problem in library:
-        impls = [i for i in problem.implementations if i.device == "cuda"]
+        impls = [i for i in problem.implementations
+                 if i.device == "cuda" and (problem.slug not in named or i.name in named[problem.slug])]
         if out_of_time():
             break
         config = pick_config(problem)
@@ -206,12 +233,11 @@ def main() -> None:
             report = analyse_candidate(problem, impl.source, impl.language, config, arch=arch,
                                        cache_dir=settings.cache_dir)
             regex, launches = kernel_selection(report)
-            error = "no kernels" if regex is None else prebuild(problem, impl, settings)
+            error = "no kernels" if regex is None else prebuild(problem, impl, config, settings)
             if error:
                 rows.append({"candidate": candidate, "error": error, "notes": report.notes})
                 continue
-            command = [sys.executable, "-m", "engine.analysis.profile_target", problem.slug, impl.name,
-                       "--config", config.name]
+            command = target_command(problem, impl, config)
             started = time.perf_counter()
             profile = profile_command(command, budget_s=options.budget, kernel_regex=regex,
                                       launch_count=launches, cwd=str(ROOT))

@@ -84,3 +84,10 @@ def test_runs_from_different_devices_are_not_added_up(tmp_path):
     second = _report(tmp_path / "b.json", "NVIDIA A100-SXM4-80GB", [("relu/naive", 8.0, True)], [])
     with pytest.raises(SystemExit, match="different devices"):
         _script().merge([first, second])
+
+
+def test_only_takes_problems_and_single_implementations_in_the_order_named():
+    slugs, named = _script().selection(["covariance/naive", "relu", "covariance/register-tiling", "2mm/naive"])
+    assert slugs == ["covariance", "relu", "2mm"]
+    assert named == {"covariance": {"naive", "register-tiling"}, "2mm": {"naive"}}
+    assert _script().selection(None) == ([], {})
