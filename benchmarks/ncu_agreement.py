@@ -128,6 +128,37 @@ def merge(paths: list[Path]) -> dict:
     return {"summary": summary, "candidates": list(rows.values()), "kernels": kernel_rows}
 
 
+def restatic(report: dict, arch: str) -> dict:
+    """The report with every kernel's static side recomputed by the current code (no GPU): ncu's
+    values stay as measured, so a change to the static model is judged against the same truth.
+    Each candidate is analysed at the configuration the run profiled (`pick_config`, as recorded)."""
+    from engine.analysis.static import analyse_candidate
+    from engine.problems import get_problem
+
+    by_candidate: dict[str, list[dict]] = {}
+    for row in report["kernels"]:
+        by_candidate.setdefault(row["candidate"], []).append(row)
+    configs = {row["candidate"]: row.get("config") for row in report["candidates"]}
+    for candidate, rows in by_candidate.items():
+        slug, name = candidate.split("/", 1)
+        problem = get_problem(slug)
+        impl = problem.implementation(name)
+        config = problem.config(configs[candidate]) if configs.get(candidate) else pick_config(problem)
+        static = {k.name: k for k in analyse_candidate(problem, impl.source, impl.language, config, arch=arch).kernels}
+        for row in rows:
+            kernel = static.get(row["kernel"])
+            occupancy = kernel.occupancy.get(arch) if kernel else None
+            row.update(static_ld=kernel.sectors_per_request("load") if kernel else None,
+                       static_st=kernel.sectors_per_request("store") if kernel else None,
+                       static_occupancy=occupancy.occupancy if occupancy else None)
+            with_agreement(row)
+    covered = list(dict.fromkeys(row["candidate"].split("/")[0] for row in report["candidates"]))
+    summary = summarise_rows(report["summary"]["device"], covered, report["summary"].get("problems_not_reached", []),
+                             report["candidates"], report["kernels"])
+    summary.update({k: v for k, v in report["summary"].items() if k not in summary}, static_recomputed_for=arch)
+    return {**report, "summary": summary}
+
+
 def target_command(problem, impl, config) -> list[str]:
     return [sys.executable, "-m", "engine.analysis.profile_target", problem.slug, impl.name, "--config", config.name]
 
@@ -186,9 +217,13 @@ def main() -> None:
     parser.add_argument("--deadline", type=float, default=None,
                         help="start no new candidate after this many seconds (the summary says how far it got)")
     parser.add_argument("--merge", nargs="+", type=Path, default=None, help="earlier JSON reports to add up")
+    parser.add_argument("--restatic", default=None, metavar="ARCH",
+                        help="with --merge: recompute the static side for ARCH (e.g. sm_90) with the current code")
     options = parser.parse_args()
     if options.merge:
         merged = merge(options.merge)
+        if options.restatic:
+            merged = restatic(merged, options.restatic)
         print(json.dumps(merged["summary"], indent=2))
         write_report(options.json, merged)
         return

@@ -91,3 +91,22 @@ def test_only_takes_problems_and_single_implementations_in_the_order_named():
     assert slugs == ["covariance", "relu", "2mm"]
     assert named == {"covariance": {"naive", "register-tiling"}, "2mm": {"naive"}}
     assert _script().selection(None) == ([], {})
+
+
+def test_restatic_recomputes_the_static_side_against_the_same_ncu_values(tmp_path):
+    """maxpool's stride came from `self.s` and was taken as 4096 (32 sectors); the current model reads it."""
+    rows = [{"candidate": "maxpool2d/naive", "ncu_s": 7.0, "ok": True, "from_log": True}]
+    kernels = [_kernel("maxpool2d/naive", "maxpool_naive", 32.0, 8.1666)]
+    assert kernels[0]["ld_agree"] is False
+    report = _script().restatic({"summary": {"device": DEVICE}, "candidates": rows, "kernels": kernels}, "sm_90")
+    (row,) = report["kernels"]
+    assert row["static_ld"] == pytest.approx(9.0) and row["ncu_ld"] == 8.1666 and row["ld_agree"] is True
+    assert report["summary"]["load_sectors"] == {"agree": 1, "compared": 1, "share": 1.0}
+    assert report["summary"]["static_recomputed_for"] == "sm_90"
+
+
+def test_the_shipped_library_wide_report_reads_back():
+    shipped = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "ncu_agreement_h200.json"
+    report = json.loads(shipped.read_text())
+    assert report["summary"]["device"] == "NVIDIA H200" and report["summary"]["problems"] == 45
+    assert report["summary"]["kernels_compared"] == len(report["kernels"])
