@@ -285,3 +285,85 @@ def test_without_the_configuration_the_init_argument_is_assumed_and_said_so():
     kernel = report.kernel("strided_copy")
     assert kernel.sectors_per_request("load") == 32.0 and "s" in kernel.assumed_scalars
     assert "strided_copy: n, s taken as 4096 for address estimates" in report.notes
+
+
+def test_get_inputs_shapes_are_read_from_the_reference_without_running_it():
+    from engine.analysis.launch import TensorShape, reference_inputs
+    from engine.problems import get_problem
+
+    softmax = get_problem("softmax")
+    odd = softmax.config("odd-shape")
+    assert reference_inputs(softmax.reference_source, dict(odd.params)) == [TensorShape((999, 5003), 4)]
+    fp16 = get_problem("matmul-fp16")
+    shapes = reference_inputs(fp16.reference_source, dict(fp16.largest_config.params))
+    assert shapes and all(isinstance(s, TensorShape) and s.elem_bytes == 2 for s in shapes)
+    assert reference_inputs("def get_inputs():\n    return [load_from_disk()]\n", {}) is None
+
+
+FLAGGED_MODULE = '''
+import cupy as cp
+import torch
+
+CUDA_SOURCE = r"""
+extern "C" __global__ void rows_copy(const float* __restrict__ x, float* __restrict__ y, int cols, int vec) {
+    const float* p = x + (long long)blockIdx.x * cols;
+    float* q = y + (long long)blockIdx.x * cols;
+    if (vec) {
+        for (int c = threadIdx.x; c < (cols >> 2); c += blockDim.x)
+            reinterpret_cast<float4*>(q)[c] = reinterpret_cast<const float4*>(p)[c];
+    } else {
+        for (int c = threadIdx.x; c < cols; c += blockDim.x) q[c] = p[c];
+    }
+}
+"""
+_kernel = cp.RawKernel(CUDA_SOURCE, "rows_copy")
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        rows, cols = x.shape
+        y = torch.empty_like(x)
+        vec = int(x.data_ptr() % 16 == 0 and y.data_ptr() % 16 == 0 and cols % 4 == 0)
+        _kernel((rows,), (256,), (x.data_ptr(), y.data_ptr(), cp.int32(cols), cp.int32(vec)))
+        return y
+'''
+
+
+class _RowsProblem:
+    """The parts of a problem the static analysis reads: its kind, reference and size model."""
+
+    kind = "pytorch"
+    reference_source = "import torch\nB, N = 8, 64\ndef get_inputs():\n    return [torch.randn(B, N)]\n"
+    dtype = "float32"
+    configs: list = []
+
+    def flops(self, _config):
+        return None
+
+    def min_bytes(self, _config):
+        return None
+
+
+@pytest.mark.parametrize(("cols", "vec", "sectors"), [(4096, 1, 16.0), (4099, 0, 5.0)])
+def test_a_path_flag_the_launch_computes_from_the_input_shape_picks_the_arm_modelled(cols, vec, sectors):
+    """`if (vec)` from alignment and row length: the static estimate follows the arm the launch takes
+    (both arms were averaged before: 10 sectors, where ncu saw 4.9 or 16)."""
+    from engine.analysis.launch import python_launch_sites, reference_inputs
+
+    params = {"B": 64, "N": cols}
+    (site,) = python_launch_sites(FLAGGED_MODULE, {"rows_copy"}, params,
+                                  reference_inputs(_RowsProblem.reference_source, params))
+    assert site.grid == (64, 1, 1) and (site.scalar_args[2], site.scalar_args[3]) == (cols, vec)
+    config = ProblemConfig(name="c", params=params)
+    report = analyse_candidate(_RowsProblem(), FLAGGED_MODULE, "python", config, arch="sm_90", cache_dir=cache_dir())
+    kernel = report.kernel("rows_copy")
+    assert kernel.sectors_per_request("load") == pytest.approx(sectors, abs=0.01)
+    assert kernel.assumed_scalars == []
+
+
+def test_a_flag_the_analysis_only_assumes_keeps_both_arms():
+    report = analyse_candidate(None, FLAGGED_MODULE, "python", arch="sm_90", cache_dir=cache_dir())
+    kernel = report.kernel("rows_copy")
+    assert set(kernel.assumed_scalars) == {"cols", "vec"}
+    assert kernel.sectors_per_request("load") == pytest.approx(10.0)  # 16 and 4, averaged

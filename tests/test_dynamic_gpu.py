@@ -14,11 +14,10 @@ from engine.analysis.static import analyse_candidate
 from engine.pipeline import outcome_of
 from engine.problems import get_problem
 from engine.propose.base import Proposal
-from engine.settings import get_settings
-from engine.verify.evaluate import Verifier, VerifyOptions
-from engine.verify.pool import PoolConfig, WorkerPool
+from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import Verdict
+from tests.verify_support import verifier_in_fresh_home
 
 pytestmark = pytest.mark.gpu
 
@@ -30,16 +29,8 @@ OPTIONS = VerifyOptions(timing_policy=TimingOptions(min_trials=10, min_seconds=0
 
 @pytest.fixture(scope="module")
 def verifier(tmp_path_factory):
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("REFINERY_HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)
-    get_settings.cache_clear()
-    settings = get_settings()
-    pool = WorkerPool(config=PoolConfig.from_settings(settings, timeout_s=300))
-    yield Verifier(pool=pool, options=OPTIONS, settings=settings)
-    pool.close()
-    monkeypatch.undo()
-    get_settings.cache_clear()
+    with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), OPTIONS, pool_timeout_s=300) as verifier:
+        yield verifier
 
 
 def _round(verifier, problem, source: str, language: str):

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem
-from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
-from engine.verify.pool import PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import Verdict
+from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"
 FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=3, min_seconds=0.0, max_trials=5, max_seconds=1.0,
@@ -26,16 +25,8 @@ FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=3, min_seconds=0.0, 
 
 @pytest.fixture(scope="module")
 def verifier(tmp_path_factory):
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("REFINERY_HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)
-    get_settings.cache_clear()
-    settings = get_settings()
-    pool = WorkerPool(config=PoolConfig.from_settings(settings))
-    yield Verifier(pool=pool, options=FAST, settings=settings)
-    pool.close()
-    monkeypatch.undo()
-    get_settings.cache_clear()
+    with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), FAST) as verifier:
+        yield verifier
 
 
 @pytest.fixture(scope="module")

@@ -18,11 +18,10 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem, scan_all
-from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
-from engine.verify.pool import PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import Verdict
+from tests.verify_support import verifier_in_fresh_home
 
 pytestmark = pytest.mark.gpu
 
@@ -41,17 +40,9 @@ LIBRARY = _library()
 
 @pytest.fixture(scope="module")
 def verifier(tmp_path_factory):
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("REFINERY_HOME", str(tmp_path_factory.mktemp("home")))
-    monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)
-    get_settings.cache_clear()
-    settings = get_settings()
-    pool = WorkerPool(config=PoolConfig.from_settings(settings, timeout_s=300))
-    assert pool.gpu, "the worker sees no GPU"
-    yield Verifier(pool=pool, options=OPTIONS, settings=settings)
-    pool.close()
-    monkeypatch.undo()
-    get_settings.cache_clear()
+    home = tmp_path_factory.mktemp("home")
+    with verifier_in_fresh_home(home, OPTIONS, pool_timeout_s=300, require_gpu=True) as verifier:
+        yield verifier
 
 
 _RESULTS: dict[str, dict] = {}

@@ -11,7 +11,7 @@ and must not pull in the parsers (tree-sitter) the static analysis needs.
 
 from __future__ import annotations
 
-import importlib
+from engine.lazy_exports import lazy_getattr
 
 _EXPORTS = {
     **dict.fromkeys(("BUILTIN", "DeviceCeilings", "ceilings_for", "match_device", "measure_ceilings"),
@@ -31,7 +31,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'engine.analysis' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_getattr("engine.analysis", _EXPORTS)

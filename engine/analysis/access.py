@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.analysis.cuda_ast import FunctionDef, Macro, Node, call_name, enclosing, line_of, text
+from engine.analysis.cuda_ast import FunctionDef, Macro, Node, call_name, enclosing, line_of, text, walk
 from engine.analysis.evaluator import Env, Evaluator, Pointer, Undefined, Unknown
 from engine.analysis.interp import Context, Interpreter
 
@@ -160,8 +160,25 @@ class AccessCollector:
 
     def run(self) -> list[AccessEstimate]:
         if self.kernel.body is not None:
-            Interpreter(self.ev, self.visit).run(self.kernel.body, self.environment())
+            Interpreter(self.ev, self.visit, decide=self.decide).run(self.kernel.body, self.environment())
         return self.accesses
+
+    def decide(self, condition: Node, env: Env) -> int | None:
+        """The arm every thread takes when the condition reads only scalar arguments the launch gave
+        (a path flag such as `if (vec)` set from alignment and row length); otherwise both arms are
+        modelled. Assumed sizes never prune: their value is a placeholder, not the launch's."""
+        known = {p.name for p in self.kernel.params if not p.is_pointer and p.name in self.scalars}
+        names = {text(n) for n in walk(condition) if n.type == "identifier"}
+        if not names or not names <= known:
+            return None
+        expression = next((c for c in condition.children if c.is_named), condition)
+        try:
+            values = self.ev.vector(expression, env)
+        except (Unknown, TypeError, ValueError, ZeroDivisionError):
+            return None
+        if not isinstance(values, np.ndarray) or values.size == 0 or not np.all(values == values.flat[0]):
+            return None
+        return 0 if values.flat[0] else 1
 
     # the visitor: every expression the interpreter reaches, with its scope
     def visit(self, node: Node, env: Env, ctx: Context) -> None:

@@ -26,6 +26,9 @@ class Context:
 
 
 Visitor = Callable[[Node, Env, Context], None]
+# Which arm of an `if` runs for every thread, when the caller can tell: 0 the consequence, 1 the
+# alternative, None both (the default model).
+Decider = Callable[[Node, Env], int | None]
 
 
 def _declarator_name(node: Node) -> tuple[str, bool, list[Node]]:
@@ -43,10 +46,12 @@ def _declarator_name(node: Node) -> tuple[str, bool, list[Node]]:
 
 
 class Interpreter:
-    def __init__(self, evaluator: Evaluator, visit: Visitor, shared_space: str = "shared") -> None:
+    def __init__(self, evaluator: Evaluator, visit: Visitor, shared_space: str = "shared",
+                 decide: Decider | None = None) -> None:
         self.ev = evaluator
         self.visit = visit
         self.shared_space = shared_space
+        self.decide = decide
 
     def run(self, body: Node, env: Env) -> None:
         self.statement(body, env, Context())
@@ -93,11 +98,13 @@ class Interpreter:
                 self.statement(body, env.child(), inner)
         elif kind == "if_statement":
             condition = node.child_by_field_name("condition")
+            arm = None
             if condition is not None:
                 self.visit(condition, env, ctx)
-            for field_name in ("consequence", "alternative"):
+                arm = self.decide(condition, env) if self.decide is not None else None
+            for index, field_name in enumerate(("consequence", "alternative")):
                 branch = node.child_by_field_name(field_name)
-                if branch is not None:
+                if branch is not None and arm in (None, index):
                     self.statement(branch, env.child(), ctx)
         elif kind == "else_clause":
             for child in node.children:

@@ -166,16 +166,82 @@ def _cuda_branch(node: Node) -> tuple[tuple[int, int], ...]:
 
 # -- Python (CuPy) launches -----------------------------------------------------------------------
 
+_DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
+                "int8": 1, "uint8": 1, "bool": 1, "int16": 2, "int32": 4, "int": 4, "int64": 8, "long": 8}
+_FACTORIES = ("randn", "rand", "empty", "zeros", "ones", "full", "randint")
+_SAME_TENSOR = ("contiguous", "float", "half", "cuda", "clone", "detach", "to", "abs", "exp", "relu")
+_LIKE = ("empty_like", "zeros_like", "ones_like", "randn_like", "rand_like", "full_like")
+
+
+@dataclass(frozen=True)
+class TensorShape:
+    """A tensor as the launch arithmetic sees it: its shape and element size, no data.
+
+    Its data pointer is taken as that of a fresh allocation, which PyTorch's caching allocator
+    aligns to 512 bytes, so alignment tests (`x.data_ptr() % 16 == 0`) hold, as they do for the
+    inputs a run passes.
+    """
+
+    shape: tuple[int, ...]
+    elem_bytes: int = 4
+
+    def method(self, name: str, args: list):
+        if name == "size":
+            return self.shape[args[0]] if args else self.shape
+        if name == "numel":
+            return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        if name == "dim":
+            return len(self.shape)
+        if name == "data_ptr":
+            return 0
+        if name == "element_size":
+            return self.elem_bytes
+        if name == "stride":
+            strides = tuple(int(np.prod(self.shape[i + 1:], dtype=np.int64)) for i in range(len(self.shape)))
+            return strides[args[0]] if args else strides
+        if name in _SAME_TENSOR:
+            return self
+        raise Unknown(f"tensor method `{name}` not modelled")
+
+
+def _dtype_bytes(keywords: list[ast.keyword]) -> int:
+    for keyword in keywords:
+        if keyword.arg == "dtype":
+            return _DTYPE_BYTES.get(ast.unparse(keyword.value).split(".")[-1], 4)
+    return 4
+
+
 class _PyEval:
-    """Integer arithmetic over a Python module's constants and a function's simple local assignments."""
+    """Integer arithmetic over a Python module's constants and a function's simple local assignments,
+    with tensors known by their shapes (`TensorShape`): enough for the sizes and flags a launch
+    computes from its inputs (`rows, cols = x.shape`, `vec = int(cols % 4 == 0)`)."""
 
     def __init__(self, names: dict[str, object]) -> None:
         self.names = names
 
     def eval(self, node: ast.AST):
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value,
-                                                                                                     bool):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
             return node.value
+        if isinstance(node, ast.Compare):
+            return self._compare(node)
+        if isinstance(node, ast.BoolOp):
+            value = None
+            for operand in node.values:  # Python's own short circuit: `and` stops at a falsy value
+                value = self.eval(operand)
+                if bool(value) != isinstance(node.op, ast.And):
+                    return value
+            return value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return not self.eval(node.operand)
+        if isinstance(node, ast.IfExp):
+            return self.eval(node.body) if self.eval(node.test) else self.eval(node.orelse)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node)
+        if isinstance(node, ast.Attribute) and ast.unparse(node) not in self.names:
+            base = self.eval(node.value)
+            if isinstance(base, TensorShape) and node.attr in ("shape", "ndim"):
+                return base.shape if node.attr == "shape" else len(base.shape)
+            raise Unknown(f"`{ast.unparse(node)}` is only known at run time")
         if isinstance(node, ast.Name):
             if node.id in self.names:
                 return self.names[node.id]
@@ -197,7 +263,16 @@ class _PyEval:
             return op(left, right)
         if isinstance(node, ast.Call):
             func = ast.unparse(node.func)
+            if tensor := self._tensor_call(node, func):
+                return tensor
             args = [self.eval(a) for a in node.args]
+            if isinstance(node.func, ast.Attribute) and func not in self.names:
+                with contextlib.suppress(Unknown):
+                    base = self.eval(node.func.value)
+                    if isinstance(base, TensorShape):
+                        return base.method(node.func.attr, args)
+            if func in ("bool", "len") and len(args) == 1:
+                return bool(args[0]) if func == "bool" else len(args[0])
             if func in ("int", "cp.int32", "cp.int64", "cupy.int32", "cupy.int64", "np.int32", "np.int64",
                         "numpy.int32", "numpy.int64") and len(args) == 1:
                 return int(args[0])
@@ -206,6 +281,72 @@ class _PyEval:
             if func in ("triton.cdiv", "cdiv", "math.ceil") and len(args) in (1, 2):
                 return -(-args[0] // args[1]) if len(args) == 2 else -(-args[0] // 1)
         raise Unknown(f"`{ast.unparse(node)}` is only known at run time")
+
+    def _compare(self, node: ast.Compare) -> bool:
+        ops = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+               ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+        left = self.eval(node.left)
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            right = self.eval(comparator)
+            if type(op) not in ops or isinstance(left, TensorShape) or isinstance(right, TensorShape):
+                raise Unknown("comparison not modelled")
+            if not ops[type(op)](left, right):
+                return False
+            left = right
+        return True
+
+    def _subscript(self, node: ast.Subscript):
+        value = self.eval(node.value)
+        if not isinstance(value, tuple):
+            raise Unknown(f"`{ast.unparse(node)}` is only known at run time")
+        if isinstance(node.slice, ast.Slice):
+            bounds = [None if part is None else self.eval(part) for part in (node.slice.lower, node.slice.upper)]
+            return value[bounds[0]:bounds[1]]
+        return value[self.eval(node.slice)]
+
+    def _tensor_call(self, node: ast.Call, func: str) -> TensorShape | None:
+        """`torch.randn(b, n)`, `torch.empty((b, n), dtype=...)`, `torch.empty_like(x)`: a new tensor's shape."""
+        module, _, name = func.rpartition(".")
+        if module not in ("torch", "th"):
+            return None
+        if name in _LIKE and node.args:
+            like = self.eval(node.args[0])
+            return like if isinstance(like, TensorShape) else None
+        if name not in _FACTORIES:
+            return None
+        args = [self.eval(a) for a in node.args]
+        if name == "randint":
+            size = args[2] if len(args) > 2 else next((self.eval(k.value) for k in node.keywords if k.arg == "size"),
+                                                      None)
+            args = [size] if size is not None else []
+        elif name == "full":
+            args = args[:1]
+        if len(args) == 1 and isinstance(args[0], tuple | list):
+            args = list(args[0])
+        if not args or not all(isinstance(a, int) for a in args):
+            raise Unknown(f"`{func}` with sizes only known at run time")
+        return TensorShape(tuple(args), _dtype_bytes(node.keywords) if name != "randint" else 8)
+
+
+def reference_inputs(reference_source: str, params: dict[str, object]) -> list | None:
+    """The shapes `get_inputs()` returns at one configuration, read from its source without running
+    it (a KernelBench reference builds them with torch factories over its size constants); None
+    where the function is beyond this model."""
+    try:
+        tree = python_ast.parse(reference_source)
+    except SyntaxError:
+        return None
+    constants = {**_module_constants(tree), **params}
+    function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_inputs"), None)
+    if function is None:
+        return None
+    names = _local_names(function, constants)
+    returned = next((n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value is not None), None)
+    try:
+        inputs = _PyEval(names).eval(returned) if returned is not None else None
+    except (Unknown, ZeroDivisionError, TypeError, IndexError, ValueError):
+        return None
+    return list(inputs) if isinstance(inputs, tuple) else None
 
 
 def _module_constants(tree: ast.Module) -> dict[str, object]:
@@ -245,16 +386,28 @@ def _kernel_name_of(call: ast.Call) -> str | None:
 
 
 def _assigned_pairs(node: ast.Assign) -> list[tuple[str, ast.AST]]:
-    """(target text, value) of `a = v`, `self.a = v` and `a, b = v, w` (element by element)."""
+    """(target text, value) of `a = v`, `self.a = v` and `a, b = v, w` (element by element); a tuple
+    target over any other value (`rows, cols = x.shape`) is one pair, unpacked once evaluated."""
     if len(node.targets) != 1:
         return []
     target, value = node.targets[0], node.value
     if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
         return [pair for t, v in zip(target.elts, value.elts, strict=True) for pair in _assigned_pairs(
             ast.Assign(targets=[t], value=v))]
-    if isinstance(target, ast.Name | ast.Attribute):
+    if isinstance(target, ast.Name | ast.Attribute | ast.Tuple):
         return [(ast.unparse(target), value)]
     return []
+
+
+def _bind(names: dict[str, object], target: str, value) -> None:
+    """Store one evaluated assignment; a tuple target takes the elements of a tuple value."""
+    parts = [p.strip() for p in target.strip("()").split(",") if p.strip()] if "," in target else [target]
+    if len(parts) == 1:
+        names[parts[0]] = value
+    elif isinstance(value, tuple) and len(value) == len(parts):
+        names.update(zip(parts, value, strict=True))
+    else:
+        raise Unknown(f"cannot unpack into {target}")
 
 
 def _local_names(function: ast.FunctionDef, constants: dict[str, object]) -> dict[str, object]:
@@ -265,9 +418,10 @@ def _local_names(function: ast.FunctionDef, constants: dict[str, object]) -> dic
             continue
         for target, value in _assigned_pairs(node):
             try:
-                names[target] = evaluator.eval(value)
-            except (Unknown, ZeroDivisionError, TypeError):
-                names.pop(target, None) if target not in constants else None
+                _bind(names, target, evaluator.eval(value))
+            except (Unknown, ZeroDivisionError, TypeError, IndexError, ValueError):
+                for name in target.strip("()").split(","):
+                    names.pop(name.strip(), None) if name.strip() not in constants else None
     return names
 
 
@@ -287,11 +441,14 @@ def _init_attributes(tree: ast.Module, constants: dict[str, object], init_values
 
 
 def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = frozenset(),
-                        init_values: dict[str, object] | None = None) -> list[LaunchSite]:
+                        init_values: dict[str, object] | None = None,
+                        forward_inputs: list | None = None) -> list[LaunchSite]:
     """CuPy launches `k(grid, block, args, shared_mem=...)` of RawKernel / RawModule functions.
 
     Also `helper("name")(grid, block, args)`, a lookup function called with a kernel's name.
-    `init_values` (the configuration's parameters) give `__init__` parameters of the same name.
+    `init_values` (the configuration's parameters) give `__init__` parameters of the same name;
+    `forward_inputs` (`reference_inputs`) give `forward`'s parameters their shapes, so sizes and
+    flags the launch derives from them (`cols % 4 == 0`) reach the kernel's scalar arguments.
     """
     try:
         tree = python_ast.parse(source)
@@ -303,7 +460,8 @@ def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = f
     sites: list[LaunchSite] = []
     parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     functions = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-    scopes = [(f, _local_names(f, constants)) for f in functions] + [(tree, constants)]
+    scopes = [(f, _local_names(f, {**constants, **_forward_bindings(f, forward_inputs)})) for f in functions]
+    scopes.append((tree, constants))
     strings = _string_names(tree)
     seen: set[int] = set()
     for scope, names in scopes:
@@ -336,6 +494,14 @@ def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = f
                     scalar_args=_py_scalars(evaluator, arguments["args"]), origin="cupy-launch",
                     in_loop=id(node) in loops, line=node.lineno, branch=branch + choice))
     return sorted(sites, key=lambda s: s.line)
+
+
+def _forward_bindings(function: ast.FunctionDef | ast.AsyncFunctionDef, inputs: list | None) -> dict[str, object]:
+    """`forward(self, x, w)` called with get_inputs()'s values, in order."""
+    if function.name != "forward" or not inputs:
+        return {}
+    params = [a.arg for a in function.args.args if a.arg != "self"]
+    return {name: value for name, value in zip(params, inputs, strict=False) if value is not None}
 
 
 def _string_names(tree: ast.Module) -> dict[str, set[str]]:

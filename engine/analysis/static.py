@@ -27,6 +27,7 @@ from engine.analysis.launch import (
     launch_for,
     launches_per_call,
     python_launch_sites,
+    reference_inputs,
 )
 from engine.analysis.occupancy import REPORTED_ARCHS, arch_limits, theoretical_occupancy
 from engine.analysis.ptxas import KernelResources, demangle_kernel_name, parse_ptxas_log
@@ -147,7 +148,7 @@ def _kernel_scalars(kernel: cuda_ast.FunctionDef, sites: list[LaunchSite], param
     site = next((s for s in sites if s.kernel == kernel.name), None)
     if site is not None:
         for index, value in site.scalar_args.items():
-            if index < len(kernel.params):
+            if index < len(kernel.params) and not kernel.params[index].is_pointer:
                 scalars[kernel.params[index].name] = value
         for name, arg in zip(kernel.template_params, site.template_args, strict=False):
             with contextlib.suppress(ValueError):
@@ -203,7 +204,9 @@ def analyse_candidate(problem, source: str, language: str, config=None, *, arch:
     if language == "python":
         extracted = cuda_sources_from_python(source)
         sources, notes = list(extracted.sources), list(extracted.notes)
-        py_sites = python_launch_sites(source, _kernel_names(sources), params)
+        inputs = reference_inputs(problem.reference_source, params) if getattr(problem, "kind", "") == "pytorch" \
+            else None
+        py_sites = python_launch_sites(source, _kernel_names(sources), params, inputs)
         torch_ops = torch_ops_in_forward(source)
     else:
         sources = [source]

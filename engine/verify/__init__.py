@@ -8,7 +8,7 @@ pull in the parent-side ones (settings, the problem loader).
 
 from __future__ import annotations
 
-import importlib
+from engine.lazy_exports import lazy_getattr
 
 _EXPORTS = {
     "evaluate": "engine.verify.evaluate", "evaluate_many": "engine.verify.evaluate",
@@ -22,7 +22,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'engine.verify' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = lazy_getattr("engine.verify", _EXPORTS)
