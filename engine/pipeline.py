@@ -11,7 +11,7 @@ import logging
 from dataclasses import asdict
 
 from engine.analysis.agreement import compare_kernels
-from engine.analysis.dynamic import profile_candidate
+from engine.analysis.dynamic import profile_candidate, profile_config
 from engine.analysis.ncu import NcuProfile
 from engine.analysis.record import StaticReport
 from engine.analysis.static import analyse_candidate
@@ -84,16 +84,29 @@ def _energy_record(result: EvaluationResult) -> dict | None:
 
 
 def _dynamic_profile(problem: Problem, proposal: Proposal, result: EvaluationResult, static: StaticReport | None,
-                     settings: Settings) -> NcuProfile | None:
-    """ncu for a correct candidate measured on a GPU; None where there is nothing to profile."""
+                     settings: Settings) -> tuple[NcuProfile, str | None] | None:
+    """ncu for a correct candidate measured on a GPU, and the configuration profiled; None where there
+    is nothing to profile."""
     if static is None or result.verdict != Verdict.CORRECT or result.device in (None, "cpu"):
         return None
+    config = profile_config(problem, result.timed_config, result.candidate_us)
     try:
         return profile_candidate(problem, proposal.source, proposal.language, static, settings=settings,
-                                 config=result.timed_config)
+                                 config=config), config
     except Exception as exc:  # noqa: BLE001 - profiling is a diagnostic: its failure must not lose the round
         log.warning("ncu profiling failed: %s", exc)
-        return NcuProfile(False, f"profiling failed: {type(exc).__name__}: {exc}", [], 0.0, [])
+        return NcuProfile(False, f"profiling failed: {type(exc).__name__}: {exc}", [], 0.0, []), config
+
+
+def _static_at(problem: Problem, proposal: Proposal, static: StaticReport, config: str | None) -> StaticReport:
+    """The static report at the profiled configuration (sizes change the estimate), for the comparison."""
+    if config is None or config == static.config:
+        return static
+    try:
+        return analyse_candidate(problem, proposal.source, proposal.language, problem.config(config), arch=static.arch)
+    except Exception as exc:  # noqa: BLE001 - the comparison is optional: fall back to the stored report
+        log.warning("static analysis at %s failed: %s", config, exc)
+        return static
 
 
 def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, settings: Settings,
@@ -114,7 +127,8 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
         except Exception as exc:  # noqa: BLE001 - a diagnostics failure must not lose the round
             log.warning("static analysis failed: %s", exc)
             result.log = (result.log + f"\n(static analysis failed: {type(exc).__name__}: {exc})").strip()
-    ncu = _dynamic_profile(problem, proposal, result, static, settings) if profile else None
+    dynamic = _dynamic_profile(problem, proposal, result, static, settings) if profile else None
+    ncu, ncu_config = dynamic if dynamic is not None else (None, None)
     diagnostics = build_diagnostics(static=static, evaluation=result, problem=problem, profile=ncu)
     findings = run_tools(diagnostics)
     feedback = render_feedback(findings, diagnostics)
@@ -128,7 +142,11 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
                     "device": diagnostics.device.name if diagnostics.device else None,
                     "notes": diagnostics.notes}
     bottleneck = str(diagnostics.bottleneck) if diagnostics.bottleneck else None
+    ncu_record = None
+    if ncu is not None:
+        compared = _static_at(problem, proposal, static, ncu_config) if ncu.ok else None
+        ncu_record = _ncu_record(ncu, ncu_config, compared)
     return RoundOutcome(result=result, reward=reward, static=static.to_json() if static else None,
-                        roofline=roofline, ncu=_ncu_record(ncu, result.timed_config, static) if ncu else None,
-                        energy=_energy_record(result), feedback_text=feedback, findings=[f.tool for f in findings],
-                        finding_details=[asdict(f) for f in findings], bottleneck=bottleneck)
+                        roofline=roofline, ncu=ncu_record, energy=_energy_record(result), feedback_text=feedback,
+                        findings=[f.tool for f in findings], finding_details=[asdict(f) for f in findings],
+                        bottleneck=bottleneck)

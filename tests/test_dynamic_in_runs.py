@@ -319,3 +319,40 @@ def test_sectors_agree_within_a_quarter_or_one_sector(static, measured, agree):
     from engine.analysis.agreement import agree_sectors
 
     assert agree_sectors(static, measured) is agree
+
+
+@pytest.mark.parametrize(("candidate_us", "expected"), [
+    (300.0, "large"),  # 40 replays of 0.3 ms: the timed configuration
+    (300_000.0, "medium"),  # 0.3 s a call: medium has 1/64 of the FLOPs and fits
+    (5e9, "small"),  # nothing fits: the smallest visible one, never a hidden one
+])
+def test_a_slow_candidate_is_profiled_on_a_smaller_visible_configuration(candidate_us, expected):
+    from engine.analysis.dynamic import profile_config
+
+    assert profile_config(get_problem("matmul-fp16"), "large", candidate_us) == expected
+
+
+def test_without_a_timing_the_timed_configuration_is_profiled():
+    from engine.analysis.dynamic import profile_config
+
+    assert profile_config(get_problem("matmul-fp16"), "large", None) == "large"
+    assert profile_config(get_problem("matmul-fp16"), None, 300_000.0) is None
+
+
+def test_a_round_profiled_on_a_smaller_configuration_says_which(settings, tmp_path, monkeypatch):
+    record = tmp_path / "call.json"
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path, record))
+    problem, impl = _transpose()
+    result = _correct_result(problem)
+    result.candidate_us = 200_000.0  # 0.2 s on `large` (537 MB): 8 s of replays; medium moves 1/21 of it
+    outcome = _outcome(problem, impl, result)
+    assert json.loads(record.read_text())["job"]["configs"][0]["name"] == "medium"
+    assert outcome.ncu["config"] == "medium" and outcome.ncu["ok"]
+
+
+def test_a_hidden_timed_configuration_is_never_the_one_profiled():
+    from engine.analysis.dynamic import profile_config
+
+    problem = get_problem("matmul-fp16")
+    assert profile_config(problem, "odd-shape", 300.0) == "large"  # odd-shape is hidden: the largest visible fits
+    assert profile_config(problem, "odd-shape", None) == "large"

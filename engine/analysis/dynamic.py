@@ -22,6 +22,39 @@ from pathlib import Path
 from engine.analysis.ncu import NcuProfile, profile_command
 from engine.analysis.record import StaticReport
 
+# ncu replays each kernel once per pass of the metric set (about 40 at most for ours, with a cache
+# flush before each), so a kernel's own time counts that often; a profile keeps this share of the
+# budget for it, the rest being the process's start and ncu's own work (~6 s on the H200).
+REPLAY_PASSES = 40
+KERNEL_SECONDS = 3.0
+
+
+def profile_config(problem, timed: str | None, candidate_us: float | None,
+                   kernel_seconds: float = KERNEL_SECONDS) -> str | None:
+    """The configuration to profile: the timed one, unless its replays would not fit `kernel_seconds`;
+    then the largest visible configuration whose work (FLOPs, else minimum bytes), scaled from the
+    timed call, fits, or the smallest visible one. Hidden configurations are never profiled: what a
+    profile says reaches the next prompt."""
+    if timed is None:
+        return None
+    reference = problem.config(timed)
+    fits = not candidate_us or candidate_us * 1e-6 * REPLAY_PASSES <= kernel_seconds
+    if fits and not reference.hidden:
+        return timed
+
+    def work(config) -> float:
+        return problem.flops(config) or problem.min_bytes(config) or 0.0
+
+    visible = [c for c in problem.configs if not c.hidden and c.name != timed]
+    if not visible:
+        return timed
+    base = work(reference)
+    if not base or not candidate_us:
+        return max(visible, key=work).name
+    sized = sorted((work(c) / base * candidate_us * 1e-6 * REPLAY_PASSES, c.name) for c in visible)
+    fitting = [name for seconds, name in sized if seconds <= kernel_seconds]
+    return fitting[-1] if fitting else sized[0][1]
+
 
 def kernel_selection(report: StaticReport) -> tuple[str | None, int]:
     """ncu's kernel-name filter for the candidate's own kernels and how many launches cover one call."""
