@@ -128,7 +128,7 @@ def merge(paths: list[Path]) -> dict:
     return {"summary": summary, "candidates": list(rows.values()), "kernels": kernel_rows}
 
 
-def restatic(report: dict, arch: str) -> dict:
+def restatic(report: dict, arch: str, cache_dir: Path | None = None) -> dict:
     """The report with every kernel's static side recomputed by the current code (no GPU): ncu's
     values stay as measured, so a change to the static model is judged against the same truth.
     Each candidate is analysed at the configuration the run profiled (`pick_config`, as recorded)."""
@@ -144,7 +144,8 @@ def restatic(report: dict, arch: str) -> dict:
         problem = get_problem(slug)
         impl = problem.implementation(name)
         config = problem.config(configs[candidate]) if configs.get(candidate) else pick_config(problem)
-        static = {k.name: k for k in analyse_candidate(problem, impl.source, impl.language, config, arch=arch).kernels}
+        kernels = analyse_candidate(problem, impl.source, impl.language, config, arch=arch, cache_dir=cache_dir).kernels
+        static = {k.name: k for k in kernels}
         for row in rows:
             kernel = static.get(row["kernel"])
             occupancy = kernel.occupancy.get(arch) if kernel else None
