@@ -367,3 +367,16 @@ def test_a_flag_the_analysis_only_assumes_keeps_both_arms():
     kernel = report.kernel("rows_copy")
     assert set(kernel.assumed_scalars) == {"cols", "vec"}
     assert kernel.sectors_per_request("load") == pytest.approx(10.0)  # 16 and 4, averaged
+
+
+@pytest.mark.parametrize(("config", "sectors"), [("medium", 16.0), ("odd-shape", 4.0)])
+def test_a_path_flag_c_host_code_computes_from_alignment_and_size_picks_the_arm_modelled(config, sectors):
+    """gesummv/vectorized: `vec = (n % 4 == 0) && (((uintptr_t)A | ...) % 16 == 0)` in the host function;
+    the harness's buffers are fresh allocations, so the flag follows n (1300: float4 rows; 4999: scalar)."""
+    from engine.problems import get_problem
+
+    problem = get_problem("gesummv")
+    impl = problem.implementation("vectorized")
+    report = analyse_candidate(problem, impl.source, impl.language, problem.config(config), arch="sm_90",
+                               cache_dir=cache_dir())
+    assert report.kernel("gesummv_vec").sectors_per_request("load") == pytest.approx(sectors)
