@@ -8,7 +8,7 @@ One pipeline lives as long as its run, so the worker pool (one CUDA context per 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from engine.analysis.agreement import compare_kernels
 from engine.analysis.dynamic import profile_candidate, profile_config
@@ -23,6 +23,7 @@ from engine.reward import unified_reward
 from engine.scale import make_pool
 from engine.settings import Settings, get_settings
 from engine.verify.evaluate import Verifier
+from engine.verify.prepare import TimingOptions
 from engine.verify.records import EvaluationResult, Verdict
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,14 @@ class RoundPipeline:
         self.verifier = Verifier(settings=self.settings)
         self.verifier.pool = make_pool(self.settings)  # local or Ray workers; set after init so close() ends it
         self._device_name: str | None = None
+        self.profiling = self.settings.ncu_in_runs
+
+    def set_profiling(self, enabled: bool) -> None:
+        """A run's choice: ncu and energy for correct candidates (on a GPU), or neither, for throughput."""
+        self.profiling = enabled and self.settings.ncu_in_runs
+        if not enabled:
+            timing = replace(TimingOptions.from_settings(self.settings), energy_seconds=0.0)
+            self.verifier.options = replace(self.verifier.options, timing_policy=timing)
 
     @property
     def device_name(self) -> str:
@@ -57,7 +66,7 @@ class RoundPipeline:
         return [self._outcome(proposals[i], results[i]) for i in range(len(proposals))]
 
     def _outcome(self, proposal: Proposal, result: EvaluationResult) -> RoundOutcome:
-        return outcome_of(self.problem, proposal, result, self.settings, profile=self.gpu and self.settings.ncu_in_runs)
+        return outcome_of(self.problem, proposal, result, self.settings, profile=self.gpu and self.profiling)
 
 
 def _ncu_record(profile: NcuProfile, config: str | None, static: StaticReport | None = None) -> dict:

@@ -46,6 +46,7 @@ class RunRequest:
     seed: int = 0
     llm: LLMOptions | None = None
     device: str = "auto"  # auto | gpu | cpu
+    profile: bool = True  # on a GPU: ncu and energy for every correct candidate (about 9 s each)
 
 
 def gpu_available() -> bool:
@@ -152,6 +153,8 @@ class RunExecutor:
 
             pipeline_factory = RoundPipeline
         self.pipeline = pipeline_factory(self.problem, self.gpu)
+        if (set_profiling := getattr(self.pipeline, "set_profiling", None)) is not None:
+            set_profiling(self.request.profile)
         self.on_step = on_step
         self.steering = _Steering()
         self.tree = SearchTree()

@@ -95,3 +95,21 @@ def test_an_engine_failure_is_said_where_the_button_is(engine_calls, monkeypatch
 def test_the_problem_from_the_link_is_preselected(engine_calls) -> None:
     at = app_at(PAGE, query={"problem": "gemm"})
     assert at.selectbox(key="nr_problem").value == "gemm"
+
+
+def test_profiling_is_on_by_default_and_can_be_turned_off(engine_calls) -> None:
+    at = app_at(PAGE)
+    at.selectbox(key="nr_problem").set_value("transpose")
+    at.button(key="nr_start").click().run()
+    at.checkbox(key="nr_profile").uncheck()
+    at.button(key="nr_start").click().run()
+    assert [request.profile for request in engine_calls] == [True, False]
+
+
+def test_a_cpu_run_asks_for_no_profile(engine_calls) -> None:
+    at = app_at(PAGE)
+    at.selectbox(key="nr_problem").set_value("transpose")
+    at.selectbox(key="nr_device").set_value("cpu").run()
+    assert at.checkbox(key="nr_profile").disabled
+    at.button(key="nr_start").click().run()
+    assert engine_calls[-1].profile is False

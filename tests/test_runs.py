@@ -199,3 +199,27 @@ def test_bad_controls_are_refused_with_a_reason(problem_slug):
         send_control(run_id, "hint", {"text": " "})
     with pytest.raises(ValueError, match="unknown control"):
         send_control(run_id, "explode")
+
+
+@pytest.mark.parametrize("profile", [True, False])
+def test_a_runs_profiling_choice_reaches_its_pipeline(problem_slug, profile):
+    run_id = create_run(RunRequest(problem_slug, rounds=1, profile=profile))
+    seen = []
+
+    class Profiled(ScriptedPipeline):
+        def set_profiling(self, enabled):
+            seen.append(enabled)
+
+    execute_run(run_id, pipeline_factory=Profiled)
+    assert seen == [profile]
+
+
+def test_a_run_without_profiling_asks_the_worker_for_no_energy_and_profiles_nothing(refinery_home, monkeypatch):
+    from engine.pipeline import RoundPipeline
+    from engine.problems import get_problem
+
+    monkeypatch.setattr("engine.pipeline.make_pool", lambda settings: None)
+    pipeline = RoundPipeline(get_problem("relu"), gpu=True)
+    assert pipeline.profiling and pipeline.verifier.options.timing_policy is None  # the settings' policy: energy on
+    pipeline.set_profiling(False)
+    assert not pipeline.profiling and pipeline.verifier.options.timing_policy.energy_seconds == 0.0

@@ -30,6 +30,7 @@ class RunForm:
     samples: int
     seed: int
     device: str
+    profile: bool = True
     base_url: str = ""
     model: str = ""
     api_key_env: str = ""
@@ -61,7 +62,7 @@ def build_request(form: RunForm, runs_module):
                                      api_key_env=form.api_key_env.strip(), temperature=float(form.temperature))
     return runs_module.RunRequest(problem_slug=form.problem_slug, proposer=form.proposer, strategy=form.strategy,
                                   rounds=int(form.rounds), samples=int(form.samples), seed=int(form.seed),
-                                  llm=llm, device=form.device)
+                                  llm=llm, device=form.device, profile=form.profile and form.device != "cpu")
 
 
 def _problem_label(problems: dict[str, Problem], slug: str) -> str:
@@ -119,10 +120,15 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
         if not gpu and device != "cpu":
             st.caption("No GPU here: CUDA candidates are compiled and analysed, not run; CPU candidates of C "
                        "problems run.")
+        profile = st.checkbox("Profile correct candidates (ncu and energy)", value=settings.ncu_in_runs,
+                              key="nr_profile", disabled=device == "cpu",
+                              help="On a GPU, each correct candidate gets Nsight Compute metrics (about 7 s) and "
+                                   "its energy per call beside the baseline's (about 2 s). Off: static "
+                                   "diagnostics only, faster rounds.")
     start = st.button("Start run", type="primary", icon=":material/play_arrow:", key="nr_start")
     values = RunForm(problem_slug=slug or "", proposer=proposer or "library", strategy=strategy,
                      rounds=int(rounds), samples=1 if strategy == "iterative" else int(samples), seed=int(seed),
-                     device=device, base_url=base_url, model=model, api_key_env=key_env,
+                     device=device, profile=bool(profile), base_url=base_url, model=model, api_key_env=key_env,
                      temperature=float(temperature))
     return values, start
 
