@@ -147,11 +147,7 @@ def restatic(report: dict, arch: str, cache_dir: Path | None = None) -> dict:
         kernels = analyse_candidate(problem, impl.source, impl.language, config, arch=arch, cache_dir=cache_dir).kernels
         static = {k.name: k for k in kernels}
         for row in rows:
-            kernel = static.get(row["kernel"])
-            occupancy = kernel.occupancy.get(arch) if kernel else None
-            row.update(static_ld=kernel.sectors_per_request("load") if kernel else None,
-                       static_st=kernel.sectors_per_request("store") if kernel else None,
-                       static_occupancy=occupancy.occupancy if occupancy else None)
+            row.update(agreement.static_estimates(static.get(row["kernel"]), arch))
             with_agreement(row)
     covered = list(dict.fromkeys(row["candidate"].split("/")[0] for row in report["candidates"]))
     summary = summarise_rows(report["summary"]["device"], covered, report["summary"].get("problems_not_reached", []),

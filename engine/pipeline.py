@@ -43,7 +43,8 @@ class RoundPipeline:
         """A run's choice: ncu and energy for correct candidates (on a GPU), or neither, for throughput."""
         self.profiling = enabled and self.settings.ncu_in_runs
         if not enabled:
-            timing = replace(TimingOptions.from_settings(self.settings), energy_seconds=0.0)
+            policy = self.verifier.options.timing_policy or TimingOptions.from_settings(self.settings)
+            timing = replace(policy, energy_seconds=0.0)
             self.verifier.options = replace(self.verifier.options, timing_policy=timing)
 
     @property

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.analysis.record import StaticReport
+from engine.analysis.record import KernelReport, StaticReport
 
 OCCUPANCY_TOLERANCE = 0.01  # one percentage point
 
@@ -64,6 +64,14 @@ class KernelAgreement:
                 "occupancy_agree": self.occupancy_agree}
 
 
+def static_estimates(kernel: KernelReport | None, arch: str) -> dict[str, float | None]:
+    """The static side of the comparison for one kernel (all None when the static report lacks it)."""
+    occupancy = (kernel.occupancy.get(arch) or kernel.occupancy.get(arch.rstrip("a"))) if kernel else None
+    return {"static_ld": kernel.sectors_per_request("load") if kernel else None,
+            "static_st": kernel.sectors_per_request("store") if kernel else None,
+            "static_occupancy": occupancy.occupancy if occupancy else None}
+
+
 def _ratio(entries: list[dict], numerator: str, denominator: str) -> float | None:
     requests = sum(e.get(denominator, 0.0) for e in entries)
     return sum(e.get(numerator, 0.0) for e in entries) / requests if requests else None
@@ -79,14 +87,11 @@ def compare_kernels(report: StaticReport, per_kernel: dict[str, dict], arch: str
         entries = measured.get(kernel.name)
         if not entries:
             continue
-        occupancy = kernel.occupancy.get(arch) or kernel.occupancy.get(arch.rstrip("a"))
         theoretical = [e["theoretical_occupancy"] for e in entries if e.get("theoretical_occupancy") is not None]
         achieved = [e["achieved_occupancy"] for e in entries if e.get("achieved_occupancy") is not None]
         rows.append(KernelAgreement(
-            kernel=kernel.name, static_ld=kernel.sectors_per_request("load"),
-            ncu_ld=_ratio(entries, "ld_sectors", "ld_requests"), static_st=kernel.sectors_per_request("store"),
-            ncu_st=_ratio(entries, "st_sectors", "st_requests"),
-            static_occupancy=occupancy.occupancy if occupancy else None,
+            kernel=kernel.name, **static_estimates(kernel, arch),
+            ncu_ld=_ratio(entries, "ld_sectors", "ld_requests"), ncu_st=_ratio(entries, "st_sectors", "st_requests"),
             ncu_theoretical_occupancy=theoretical[-1] if theoretical else None,
             ncu_achieved_occupancy=achieved[-1] if achieved else None))
     return rows

@@ -241,7 +241,9 @@ class _PyEval:
             return self.eval(node.body) if self.eval(node.test) else self.eval(node.orelse)
         if isinstance(node, ast.Subscript):
             return self._subscript(node)
-        if isinstance(node, ast.Attribute) and ast.unparse(node) not in self.names:
+        if isinstance(node, ast.Attribute):
+            if ast.unparse(node) in self.names:  # `self.k`, set in __init__
+                return self.names[ast.unparse(node)]
             base = self.eval(node.value)
             if isinstance(base, TensorShape) and node.attr in ("shape", "ndim"):
                 return base.shape if node.attr == "shape" else len(base.shape)
@@ -250,8 +252,6 @@ class _PyEval:
             if node.id in self.names:
                 return self.names[node.id]
             raise Unknown(f"`{node.id}` is only known at run time")
-        if isinstance(node, ast.Attribute) and ast.unparse(node) in self.names:  # `self.k`, set in __init__
-            return self.names[ast.unparse(node)]
         if isinstance(node, ast.Tuple | ast.List):
             return tuple(self.eval(e) for e in node.elts)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
@@ -389,29 +389,34 @@ def _kernel_name_of(call: ast.Call) -> str | None:
     return None
 
 
-def _assigned_pairs(node: ast.Assign) -> list[tuple[str, ast.AST]]:
-    """(target text, value) of `a = v`, `self.a = v` and `a, b = v, w` (element by element); a tuple
-    target over any other value (`rows, cols = x.shape`) is one pair, unpacked once evaluated."""
+_NAMED = ast.Name | ast.Attribute
+
+
+def _assigned_pairs(node: ast.Assign) -> list[tuple[tuple[str, ...], ast.AST]]:
+    """(target texts, value) of `a = v`, `self.a = v` and `a, b = v, w` (element by element); a tuple
+    target over any other value (`rows, cols = x.shape`) is one pair of several names, unpacked once
+    evaluated."""
     if len(node.targets) != 1:
         return []
     target, value = node.targets[0], node.value
     if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
         return [pair for t, v in zip(target.elts, value.elts, strict=True) for pair in _assigned_pairs(
             ast.Assign(targets=[t], value=v))]
-    if isinstance(target, ast.Name | ast.Attribute | ast.Tuple):
-        return [(ast.unparse(target), value)]
+    if isinstance(target, _NAMED):
+        return [((ast.unparse(target),), value)]
+    if isinstance(target, ast.Tuple) and all(isinstance(e, _NAMED) for e in target.elts):
+        return [(tuple(ast.unparse(e) for e in target.elts), value)]
     return []
 
 
-def _bind(names: dict[str, object], target: str, value) -> None:
-    """Store one evaluated assignment; a tuple target takes the elements of a tuple value."""
-    parts = [p.strip() for p in target.strip("()").split(",") if p.strip()] if "," in target else [target]
-    if len(parts) == 1:
-        names[parts[0]] = value
-    elif isinstance(value, tuple) and len(value) == len(parts):
-        names.update(zip(parts, value, strict=True))
+def _bind(names: dict[str, object], targets: tuple[str, ...], value) -> None:
+    """Store one evaluated assignment; several targets take the elements of a tuple value."""
+    if len(targets) == 1:
+        names[targets[0]] = value
+    elif isinstance(value, tuple) and len(value) == len(targets):
+        names.update(zip(targets, value, strict=True))
     else:
-        raise Unknown(f"cannot unpack into {target}")
+        raise Unknown(f"cannot unpack into {', '.join(targets)}")
 
 
 def _local_names(function: ast.FunctionDef, constants: dict[str, object]) -> dict[str, object]:
@@ -420,12 +425,12 @@ def _local_names(function: ast.FunctionDef, constants: dict[str, object]) -> dic
     for node in ast.walk(function):
         if not isinstance(node, ast.Assign):
             continue
-        for target, value in _assigned_pairs(node):
+        for targets, value in _assigned_pairs(node):
             try:
-                _bind(names, target, evaluator.eval(value))
+                _bind(names, targets, evaluator.eval(value))
             except (Unknown, ZeroDivisionError, TypeError, IndexError, ValueError):
-                for name in target.strip("()").split(","):
-                    names.pop(name.strip(), None) if name.strip() not in constants else None
+                for name in targets:
+                    names.pop(name, None) if name not in constants else None
     return names
 
 
