@@ -15,6 +15,7 @@
 #        ray[:slugs]            benchmarks/ray_scaling.py, 1 and 2 Ray workers (default relu,softmax)
 #        throughput             benchmarks/verifier_throughput.py
 #        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
+#        ncucost:SLUG/IMPL,...  benchmarks/ncu_metric_cost.py: profile time per metric group
 # Needs `.whl` carried (and `.raypkg` for the Ray steps).
 set -u
 budget=${1:-240}; shift
@@ -98,6 +99,12 @@ step_ncu() {
   timeout "$(left)" python3 benchmarks/ncu_agreement.py "${only[@]}" --deadline $(( $(left) - 45 )) --budget 30 \
     --json $OUT/ncu_agreement.json >> $OUT/benchmarks.log 2>&1
   note "ncu: exit $?"
+}
+
+step_ncucost() {
+  timeout "$(left)" python3 benchmarks/ncu_metric_cost.py ${1//,/ } --budget 40 --json $OUT/ncu_cost.json \
+    >> $OUT/benchmarks.log 2>&1
+  note "ncucost: exit $?"
 }
 
 for step in "$@"; do

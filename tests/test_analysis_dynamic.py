@@ -16,6 +16,8 @@ from engine.analysis.roofline import Bottleneck, classify, precision_for, roofli
 
 RAW_CSV = '''==PROF== Connected to process 123
 program output line
+==PROF== Profiling "copy_strided" - 0: 0%....50%....100% - 38 passes
+==PROF== Profiling "add_naive" - 1: 0%....50%....100% - 1 pass
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC",\
 "gpu__time_duration.sum","dram__bytes_read.sum","dram__bytes_write.sum",\
 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum","l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",\
@@ -63,11 +65,20 @@ def test_summary_aggregates_sectors_per_request_by_requests_and_occupancy_by_tim
 def test_profile_passes_clock_control_none_and_csv_and_parses_the_output(tmp_path):
     ncu = _fake_ncu(tmp_path, f"""
 assert args[:6] == ["--clock-control", "none", "--csv", "--page", "raw", "--target-processes"], args
+assert args[6] == "application-only", args
 assert args[-2:] == ["./prog", "7"], args
 sys.stdout.write({RAW_CSV!r})""")
     profile = profile_command(["./prog", "7"], budget_s=30, ncu=ncu)
     assert profile.ok, profile.reason
     assert len(profile.kernels) == 2 and profile.summary().kernels == 2
+    assert profile.passes == [38, 1]
+
+
+def test_following_child_processes_is_asked_for(tmp_path):
+    ncu = _fake_ncu(tmp_path, f"""
+assert args[6] == "all", args
+sys.stdout.write({RAW_CSV!r})""")
+    assert profile_command(["./prog"], budget_s=30, ncu=ncu, follow_children=True).ok
 
 
 def test_a_kernel_filter_and_launch_limits_reach_ncu(tmp_path):
@@ -219,7 +230,9 @@ sys.stdout.write({RAW_CSV!r})""")
 
 def test_a_kernel_that_faulted_under_the_profiler_is_no_measurement(tmp_path):
     """ncu still prints a row for a kernel that hit an illegal address (NaN metrics); the program then fails."""
-    header, units, first = RAW_CSV.splitlines()[2:5]
+    table = RAW_CSV.splitlines()
+    start = next(i for i, line in enumerate(table) if line.startswith('"ID"'))
+    header, units, first = table[start:start + 3]
     faulted = first.replace('"296.80"', '"nan"').replace('"1,073.74"', '"nan"')
     ncu = _fake_ncu(tmp_path, f"""
 print('{{"ok": false, "error": "AcceleratorError: CUDA error: an illegal memory access was encountered"}}')

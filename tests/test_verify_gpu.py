@@ -215,7 +215,7 @@ def test_timing_the_same_kernel_twice_agrees(verifier):
         pytest.skip("the relu problem is not in the library")
     impl = problem.implementations[-1]
     first, second = (verifier.evaluate(problem, impl.source, impl.language) for _ in range(2))
-    assert first.verdict == second.verdict == Verdict.CORRECT
+    assert first.verdict == second.verdict == Verdict.CORRECT, (first.message, second.message)
     spread = abs(first.candidate_us - second.candidate_us) / min(first.candidate_us, second.candidate_us)
     print(f"\nrelu/{impl.name}: {first.candidate_us:.2f} µs then {second.candidate_us:.2f} µs ({spread:.1%} apart)")
     assert spread < 0.10

@@ -136,6 +136,7 @@ class NcuProfile:
     command: list[str]
     missing_metrics: list[str] = field(default_factory=list)
     log: str = ""
+    passes: list[int] = field(default_factory=list)  # replay passes per profiled launch, as ncu reported them
 
     def summary(self, kernel_filter: str | None = None) -> NcuSummary | None:
         chosen = [k for k in self.kernels if kernel_filter is None or re.search(kernel_filter, k.name)]
@@ -309,8 +310,13 @@ def _run(command: list[str], timeout: float, env: dict | None, cwd: str | None) 
 def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = DEFAULT_METRICS,
                     budget_s: float | None = None, kernel_regex: str | None = None, launch_skip: int = 0,
                     launch_count: int | None = None, env: dict | None = None, cwd: str | None = None,
-                    ncu: str | None = None) -> NcuProfile:
-    """Profile every (matching) kernel launch of `command`; never raises for profiler failures."""
+                    ncu: str | None = None, follow_children: bool = False) -> NcuProfile:
+    """Profile every (matching) kernel launch of `command`; never raises for profiler failures.
+
+    Only `command`'s own process is watched unless `follow_children`: a candidate's kernels run in
+    that process, and a compiler it starts (a cache miss) would otherwise carry the profiler's
+    injection into each of its tools, which made builds several times slower.
+    """
     started = time.perf_counter()
     if budget_s is None:
         from engine.settings import get_settings
@@ -326,7 +332,8 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
     code: int | None = None
     for _attempt in range(3):
         remaining = budget_s - (time.perf_counter() - started)
-        args = [executable, "--clock-control", "none", "--csv", "--page", "raw", "--target-processes", "all",
+        args = [executable, "--clock-control", "none", "--csv", "--page", "raw", "--target-processes",
+                "all" if follow_children else "application-only",
                 "--metrics", ",".join(wanted)]
         if kernel_regex:
             args += ["--kernel-name", f"regex:{kernel_regex}"]
@@ -345,7 +352,8 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
         if kernels and (failed := _program_failure(code, kernels, output)):
             return NcuProfile(False, failed, kernels, seconds, list(command), dropped, _program_output(output))
         if kernels:
-            return NcuProfile(True, "", kernels, seconds, list(command), dropped, output[-4000:])
+            return NcuProfile(True, "", kernels, seconds, list(command), dropped, output[-4000:],
+                              replay_passes(output))
         bad = _unknown_metrics(output, wanted)
         if not bad and "==ERROR==" in output and set(wanted) - set(CORE_METRICS):
             bad = [m for m in wanted if m not in CORE_METRICS]  # unnamed rejection: retry with the verified set
@@ -358,6 +366,11 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
     tail = " | ".join(line for line in output.strip().splitlines()[-3:])
     return NcuProfile(False, f"ncu produced no metrics (exit {code}): {tail[:300]}", [],
                       time.perf_counter() - started, list(command), dropped, output[-4000:])
+
+
+def replay_passes(output: str) -> list[int]:
+    """Passes per profiled launch from ncu's progress lines (`==PROF== Profiling "k" - 0: ... - 38 passes`)."""
+    return [int(n) for n in re.findall(r"^==PROF== Profiling .* (\d+) pass(?:es)?\s*$", output, re.MULTILINE)]
 
 
 def _default_ncu() -> str | None:

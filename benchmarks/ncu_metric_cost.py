@@ -1,0 +1,110 @@
+"""On the device: what each group of the fixed ncu metric set costs in profile time, per candidate.
+
+ncu splits a metric set into passes and replays the kernel once per pass; SASS-instrumented
+metrics (`smsp__sass_*`) run a patched kernel that can be many times slower than the original.
+When a candidate's profile runs over the 10 s target this says which group to blame: the whole
+set is timed (watching only the candidate's process, and, as before, following its children too),
+then the set without each group, beside the candidate run without ncu (the process's own start,
+build-cache load and inputs) and the bare cost of importing torch and opening a CUDA context,
+all in the same call.
+
+    python benchmarks/ncu_metric_cost.py matmul-fp16/shared-tiling relu/naive [--json OUT.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.ncu_agreement import pick_config, prebuild, target_command  # noqa: E402
+from engine.analysis.ncu import DEFAULT_METRICS, STALL_REASONS, TENSOR_PATHS  # noqa: E402
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "sass FLOP counts": tuple(m for m in DEFAULT_METRICS if m.startswith("smsp__sass_thread_inst_executed_op_")),
+    "sass shared instructions": tuple(m for m in DEFAULT_METRICS if m.startswith("smsp__sass_inst_executed_op_shared")),
+    "shared wavefronts and conflicts": tuple(m for m in DEFAULT_METRICS if m.startswith("l1tex__data_")),
+    "warp stalls": tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS),
+    "tensor paths": tuple(TENSOR_PATHS.values()),
+}
+
+
+REPEATS = 3
+BARE = {"import torch": "import torch",
+        "import torch + CUDA context": "import torch; torch.zeros(1, device='cuda'); torch.cuda.synchronize()"}
+
+
+def wall(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=False, capture_output=True, timeout=300)
+    return round(time.perf_counter() - started, 2)
+
+
+def time_variant(command: list[str], metrics: list[str], regex: str, launches: int, budget: float,
+                 follow_children: bool = False) -> dict:
+    from engine.analysis import profile_command
+
+    started = time.perf_counter()
+    profile = profile_command(command, metrics=metrics, budget_s=budget, kernel_regex=regex, launch_count=launches,
+                              cwd=str(ROOT), follow_children=follow_children)
+    return {"seconds": round(time.perf_counter() - started, 2), "ok": profile.ok, "reason": profile.reason,
+            "metrics": len(metrics), "passes": profile.passes}
+
+
+def measure(entry: str, budget: float) -> dict:
+    import torch
+
+    from engine.analysis import analyse_candidate
+    from engine.analysis.dynamic import kernel_selection
+    from engine.problems import get_problem
+    from engine.settings import get_settings
+
+    slug, name = entry.split("/", 1)
+    problem, settings = get_problem(slug), get_settings()
+    impl, config = problem.implementation(name), pick_config(problem)
+    major, minor = torch.cuda.get_device_capability()
+    report = analyse_candidate(problem, impl.source, impl.language, config, arch=f"sm_{major}{minor}",
+                               cache_dir=settings.cache_dir)
+    regex, launches = kernel_selection(report)
+    if regex is None or (error := prebuild(problem, impl, config, settings)):
+        return {"candidate": entry, "error": "no kernels" if regex is None else error}
+    command = target_command(problem, impl, config)
+    full = list(DEFAULT_METRICS)
+    result = {"candidate": entry, "config": config.name, "without_ncu_s": [wall(command) for _ in range(REPEATS)],
+              "bare_s": {name: wall([sys.executable, "-c", code]) for name, code in BARE.items()},
+              "full": [time_variant(command, full, regex, launches, budget) for _ in range(REPEATS)],
+              "full_following_children": [time_variant(command, full, regex, launches, budget, follow_children=True)
+                                          for _ in range(REPEATS)],
+              "without": {}}
+    print(f"{entry} on {config.name}: no ncu {result['without_ncu_s']} s; {result['bare_s']}", flush=True)
+    for variant in ("full", "full_following_children"):
+        print(f"  {variant:40s} {[v['seconds'] for v in result[variant]]} s, passes {result[variant][0]['passes']}",
+              flush=True)
+    for group, members in GROUPS.items():
+        kept = [m for m in DEFAULT_METRICS if m not in members]
+        result["without"][group] = time_variant(command, kept, regex, launches, budget)
+        print(f"  without {group:34s} {result['without'][group]}", flush=True)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("candidates", nargs="+", help="SLUG/IMPL")
+    parser.add_argument("--budget", type=float, default=60.0)
+    parser.add_argument("--json", type=Path)
+    options = parser.parse_args()
+    results = []
+    for entry in options.candidates:
+        results.append(measure(entry, options.budget))
+        if options.json:
+            options.json.write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
