@@ -275,7 +275,8 @@ def main() -> None:
                                       launch_count=launches, cwd=str(ROOT))
             seconds = time.perf_counter() - started
             row = {"candidate": candidate, "config": config.name, "ncu_s": seconds,
-                   "ok": profile.ok, "reason": profile.reason, "missing_metrics": profile.missing_metrics}
+                   "ok": profile.ok, "reason": profile.reason, "missing_metrics": profile.missing_metrics,
+                   "passes": profile.passes}
             rows.append(row)
             print(f"{candidate:40s} ncu {seconds:6.1f} s {'ok' if profile.ok else profile.reason}", flush=True)
             if profile.ok:

@@ -54,7 +54,8 @@ def time_variant(command: list[str], metrics: list[str], regex: str, launches: i
     profile = profile_command(command, metrics=metrics, budget_s=budget, kernel_regex=regex, launch_count=launches,
                               cwd=str(ROOT), follow_children=follow_children)
     return {"seconds": round(time.perf_counter() - started, 2), "ok": profile.ok, "reason": profile.reason,
-            "metrics": len(metrics), "passes": profile.passes}
+            "metrics": len(metrics), "passes": profile.passes,
+            "profiler_lines": [line for line in profile.log.splitlines() if line.startswith("==")][:6]}
 
 
 def measure(entry: str, budget: float) -> dict:

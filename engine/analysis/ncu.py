@@ -352,7 +352,7 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
         if kernels and (failed := _program_failure(code, kernels, output)):
             return NcuProfile(False, failed, kernels, seconds, list(command), dropped, _program_output(output))
         if kernels:
-            return NcuProfile(True, "", kernels, seconds, list(command), dropped, output[-4000:],
+            return NcuProfile(True, "", kernels, seconds, list(command), dropped, _profiler_log(output),
                               replay_passes(output))
         bad = _unknown_metrics(output, wanted)
         if not bad and "==ERROR==" in output and set(wanted) - set(CORE_METRICS):
@@ -368,9 +368,15 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
                       time.perf_counter() - started, list(command), dropped, output[-4000:])
 
 
+def _profiler_log(output: str) -> str:
+    """ncu's own lines (connections, passes, warnings: before the table, so a tail would lose them) and the tail."""
+    own = [line for line in output.splitlines() if line.startswith("==")][:40]
+    return "\n".join([*own, "…", output[-2000:]])
+
+
 def replay_passes(output: str) -> list[int]:
     """Passes per profiled launch from ncu's progress lines (`==PROF== Profiling "k" - 0: ... - 38 passes`)."""
-    return [int(n) for n in re.findall(r"^==PROF== Profiling .* (\d+) pass(?:es)?\s*$", output, re.MULTILINE)]
+    return [int(n) for n in re.findall(r"==PROF== Profiling [^\n]*?- (\d+) pass", output)]
 
 
 def _default_ncu() -> str | None:
