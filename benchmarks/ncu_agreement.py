@@ -11,10 +11,10 @@ none`, the fixed metric set, the candidate's own kernels only, one launch each) 
 
 Every candidate is compiled before ncu starts, as in a run (where verification compiles it first):
 a C candidate's shared library is built into the cache, a Python candidate runs once unprofiled so
-its NVRTC build is on disk. Built under ncu (which follows every child process), nvcc's dozen tools
+its NVRTC build is on disk. Built under ncu when it followed every child process, nvcc's dozen tools
 each carried the profiler's injection and the build alone took 10-20 s of a 20-30 s profile on the
-H200. The JSON is rewritten after every candidate, so a call
-cut short keeps what it measured; `--merge` adds several such files into one summary (no GPU).
+H200; ncu now watches only the candidate's own process. The JSON is rewritten after every candidate,
+so a call cut short keeps what it measured; `--merge` adds several such files into one summary (no GPU).
 
     python benchmarks/ncu_agreement.py [--json $OUT/ncu_agreement.json] [--only SLUG ...] [--deadline S]
     python benchmarks/ncu_agreement.py --merge A.json B.json ... [--json merged.json]
@@ -275,8 +275,7 @@ def main() -> None:
                                       launch_count=launches, cwd=str(ROOT))
             seconds = time.perf_counter() - started
             row = {"candidate": candidate, "config": config.name, "ncu_s": seconds,
-                   "ok": profile.ok, "reason": profile.reason, "missing_metrics": profile.missing_metrics,
-                   "passes": profile.passes}
+                   "ok": profile.ok, "reason": profile.reason, "missing_metrics": profile.missing_metrics}
             rows.append(row)
             print(f"{candidate:40s} ncu {seconds:6.1f} s {'ok' if profile.ok else profile.reason}", flush=True)
             if profile.ok:

@@ -54,7 +54,7 @@ def time_variant(command: list[str], metrics: list[str], regex: str, launches: i
     profile = profile_command(command, metrics=metrics, budget_s=budget, kernel_regex=regex, launch_count=launches,
                               cwd=str(ROOT), follow_children=follow_children)
     return {"seconds": round(time.perf_counter() - started, 2), "ok": profile.ok, "reason": profile.reason,
-            "metrics": len(metrics), "passes": profile.passes,
+            "metrics": len(metrics),
             "profiler_lines": [line for line in profile.log.splitlines() if line.startswith("==")][:6]}
 
 
@@ -85,7 +85,7 @@ def measure(entry: str, budget: float) -> dict:
               "without": {}}
     print(f"{entry} on {config.name}: no ncu {result['without_ncu_s']} s; {result['bare_s']}", flush=True)
     for variant in ("full", "full_following_children"):
-        print(f"  {variant:40s} {[v['seconds'] for v in result[variant]]} s, passes {result[variant][0]['passes']}",
+        print(f"  {variant:40s} {[v['seconds'] for v in result[variant]]} s",
               flush=True)
     for group, members in GROUPS.items():
         kept = [m for m in DEFAULT_METRICS if m not in members]

@@ -16,8 +16,6 @@ from engine.analysis.roofline import Bottleneck, classify, precision_for, roofli
 
 RAW_CSV = '''==PROF== Connected to process 123
 program output line
-==PROF== Profiling "copy_strided" - 0: 0%....50%....100% - 38 passes
-==PROF== Profiling "add_naive" - 1: 0%....50%....100% - 1 pass
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC",\
 "gpu__time_duration.sum","dram__bytes_read.sum","dram__bytes_write.sum",\
 "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum","l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",\
@@ -71,7 +69,7 @@ sys.stdout.write({RAW_CSV!r})""")
     profile = profile_command(["./prog", "7"], budget_s=30, ncu=ncu)
     assert profile.ok, profile.reason
     assert len(profile.kernels) == 2 and profile.summary().kernels == 2
-    assert profile.passes == [38, 1]
+    assert profile.log.startswith("==PROF== Connected to process 123")
 
 
 def test_following_child_processes_is_asked_for(tmp_path):

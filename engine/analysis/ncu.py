@@ -136,7 +136,6 @@ class NcuProfile:
     command: list[str]
     missing_metrics: list[str] = field(default_factory=list)
     log: str = ""
-    passes: list[int] = field(default_factory=list)  # replay passes per profiled launch, as ncu reported them
 
     def summary(self, kernel_filter: str | None = None) -> NcuSummary | None:
         chosen = [k for k in self.kernels if kernel_filter is None or re.search(kernel_filter, k.name)]
@@ -352,8 +351,7 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
         if kernels and (failed := _program_failure(code, kernels, output)):
             return NcuProfile(False, failed, kernels, seconds, list(command), dropped, _program_output(output))
         if kernels:
-            return NcuProfile(True, "", kernels, seconds, list(command), dropped, _profiler_log(output),
-                              replay_passes(output))
+            return NcuProfile(True, "", kernels, seconds, list(command), dropped, _profiler_log(output))
         bad = _unknown_metrics(output, wanted)
         if not bad and "==ERROR==" in output and set(wanted) - set(CORE_METRICS):
             bad = [m for m in wanted if m not in CORE_METRICS]  # unnamed rejection: retry with the verified set
@@ -372,11 +370,6 @@ def _profiler_log(output: str) -> str:
     """ncu's own lines (connections, passes, warnings: before the table, so a tail would lose them) and the tail."""
     own = [line for line in output.splitlines() if line.startswith("==")][:40]
     return "\n".join([*own, "…", output[-2000:]])
-
-
-def replay_passes(output: str) -> list[int]:
-    """Passes per profiled launch from ncu's progress lines (`==PROF== Profiling "k" - 0: ... - 38 passes`)."""
-    return [int(n) for n in re.findall(r"==PROF== Profiling [^\n]*?- (\d+) pass", output)]
 
 
 def _default_ncu() -> str | None:
