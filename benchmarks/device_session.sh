@@ -16,6 +16,7 @@
 #        throughput             benchmarks/verifier_throughput.py
 #        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
 #        ncucost:SLUG/IMPL,...  benchmarks/ncu_metric_cost.py: profile time per metric group
+#        repeat:SLUG/IMPL       benchmarks/verifier_repeat.py: REPEAT_TIMES (8) verifications, ncu between
 # Needs `.whl` carried (and `.raypkg` for the Ray steps).
 set -u
 budget=${1:-240}; shift
@@ -105,6 +106,12 @@ step_ncucost() {
   timeout "$(left)" python3 benchmarks/ncu_metric_cost.py ${1//,/ } --budget 40 --json $OUT/ncu_cost.json \
     >> $OUT/benchmarks.log 2>&1
   note "ncucost: exit $?"
+}
+
+step_repeat() {
+  timeout "$(cap 300)" python3 benchmarks/verifier_repeat.py "$1" --times ${REPEAT_TIMES:-8} --profile-between \
+    --json $OUT/repeat.json >> $OUT/benchmarks.log 2>&1
+  note "repeat: exit $?, $(tail -1 $OUT/benchmarks.log | cut -c1-200)"
 }
 
 for step in "$@"; do
