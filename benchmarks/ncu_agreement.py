@@ -176,6 +176,18 @@ def prebuild(problem, impl, config, settings) -> str | None:
     return None if done.returncode == 0 else f"the warm-up run failed: {done.stderr[-300:]}"
 
 
+def prepare_target(problem, impl, config, arch: str, settings):
+    """What profiling one implementation needs first: its static report, ncu's filter for its own
+    kernels and their launches per call, and an error (no kernels, a failed build) when ncu cannot start."""
+    from engine.analysis import analyse_candidate
+    from engine.analysis.dynamic import kernel_selection
+
+    report = analyse_candidate(problem, impl.source, impl.language, config, arch=arch, cache_dir=settings.cache_dir)
+    regex, launches = kernel_selection(report)
+    error = "no kernels" if regex is None else prebuild(problem, impl, config, settings)
+    return report, regex, launches, error
+
+
 def selection(only: list[str] | None) -> tuple[list[str], dict[str, set[str]]]:
     """`--only` entries, SLUG or SLUG/IMPL: the problems in the order named, and per problem the
     implementations named (none named: all of them)."""
@@ -228,8 +240,7 @@ def main() -> None:
 
     import torch
 
-    from engine.analysis import analyse_candidate, profile_command
-    from engine.analysis.dynamic import kernel_selection
+    from engine.analysis import profile_command
     from engine.problems import scan_all
     from engine.settings import get_settings
 
@@ -262,10 +273,7 @@ def main() -> None:
             if out_of_time():
                 break
             candidate = f"{problem.slug}/{impl.name}"
-            report = analyse_candidate(problem, impl.source, impl.language, config, arch=arch,
-                                       cache_dir=settings.cache_dir)
-            regex, launches = kernel_selection(report)
-            error = "no kernels" if regex is None else prebuild(problem, impl, config, settings)
+            report, regex, launches, error = prepare_target(problem, impl, config, arch, settings)
             if error:
                 rows.append({"candidate": candidate, "error": error, "notes": report.notes})
                 continue

@@ -23,14 +23,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.ncu_agreement import pick_config, prebuild, target_command  # noqa: E402
-from engine.analysis.ncu import DEFAULT_METRICS, STALL_REASONS, TENSOR_PATHS  # noqa: E402
+from benchmarks.ncu_agreement import pick_config, prepare_target, target_command  # noqa: E402
+from engine.analysis.ncu import DEFAULT_METRICS, TENSOR_PATHS  # noqa: E402
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "sass FLOP counts": tuple(m for m in DEFAULT_METRICS if m.startswith("smsp__sass_thread_inst_executed_op_")),
     "sass shared instructions": tuple(m for m in DEFAULT_METRICS if m.startswith("smsp__sass_inst_executed_op_shared")),
     "shared wavefronts and conflicts": tuple(m for m in DEFAULT_METRICS if m.startswith("l1tex__data_")),
-    "warp stalls": tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS),
+    "warp stalls": tuple(m for m in DEFAULT_METRICS if m.startswith("smsp__average_warps_issue_stalled_")),
     "tensor paths": tuple(TENSOR_PATHS.values()),
 }
 
@@ -61,8 +61,6 @@ def time_variant(command: list[str], metrics: list[str], regex: str, launches: i
 def measure(entry: str, budget: float) -> dict:
     import torch
 
-    from engine.analysis import analyse_candidate
-    from engine.analysis.dynamic import kernel_selection
     from engine.problems import get_problem
     from engine.settings import get_settings
 
@@ -70,11 +68,9 @@ def measure(entry: str, budget: float) -> dict:
     problem, settings = get_problem(slug), get_settings()
     impl, config = problem.implementation(name), pick_config(problem)
     major, minor = torch.cuda.get_device_capability()
-    report = analyse_candidate(problem, impl.source, impl.language, config, arch=f"sm_{major}{minor}",
-                               cache_dir=settings.cache_dir)
-    regex, launches = kernel_selection(report)
-    if regex is None or (error := prebuild(problem, impl, config, settings)):
-        return {"candidate": entry, "error": "no kernels" if regex is None else error}
+    _, regex, launches, error = prepare_target(problem, impl, config, f"sm_{major}{minor}", settings)
+    if error:
+        return {"candidate": entry, "error": error}
     command = target_command(problem, impl, config)
     full = list(DEFAULT_METRICS)
     result = {"candidate": entry, "config": config.name, "without_ncu_s": [wall(command) for _ in range(REPEATS)],
@@ -85,8 +81,7 @@ def measure(entry: str, budget: float) -> dict:
               "without": {}}
     print(f"{entry} on {config.name}: no ncu {result['without_ncu_s']} s; {result['bare_s']}", flush=True)
     for variant in ("full", "full_following_children"):
-        print(f"  {variant:40s} {[v['seconds'] for v in result[variant]]} s",
-              flush=True)
+        print(f"  {variant:40s} {[v['seconds'] for v in result[variant]]} s", flush=True)
     for group, members in GROUPS.items():
         kept = [m for m in DEFAULT_METRICS if m not in members]
         result["without"][group] = time_variant(command, kept, regex, launches, budget)
