@@ -1,0 +1,13 @@
+"""The OS boundary around untrusted code: candidates, their compiles, and imported problems' probes.
+
+Offers `boundary()` (what this machine provides, with the missing pieces in words), `SandboxSpec`
+(what one job may see and use), `spawn` (a long-lived sandboxed process) and `run` (one command to
+completion under a hard timeout), and `JobLimits`. Nothing here knows about kernels or problems.
+"""
+
+from engine.sandbox.capabilities import Boundary, boundary
+from engine.sandbox.launch import SandboxProcess, SandboxRun, SandboxSpec, run, scratch_inside, spawn
+from engine.sandbox.limits import JobLimits
+
+__all__ = ["Boundary", "JobLimits", "SandboxProcess", "SandboxRun", "SandboxSpec", "boundary", "run",
+           "scratch_inside", "spawn"]

@@ -1,0 +1,296 @@
+"""Starting one sandboxed job and ending it with everything it started.
+
+`spawn` builds the bubblewrap command line from a `SandboxSpec` (what the job may see and use), runs
+it through the limits launcher, and returns a `SandboxProcess`; `run` does the same for a command that
+runs to completion (a compile, a probe) with a hard timeout. Ending a job kills its PID namespace's
+first process (the kernel then kills every process in the namespace at once) and sweeps its cgroup,
+so nothing a candidate forked outlives the job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import select
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.sandbox import seccomp, view
+from engine.sandbox.capabilities import Boundary, boundary
+from engine.sandbox.cgroups import JobCgroup
+from engine.sandbox.limits import JobLimits, launcher_argv
+
+SCRATCH_INSIDE = "/scratch"
+UID_BASE = int(os.environ.get("REFINERY_SANDBOX_UID_BASE", "61000"))
+UID_SPAN = 2000
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+_uid_lock = threading.Lock()
+_uids_in_use: set[int] = set()
+
+
+@dataclass
+class SandboxSpec:
+    """One job's world. Paths are host paths, visible at the same place inside, except the scratch
+    folder, which is `/scratch` inside a namespaced sandbox (HOME, TMPDIR and the working folder)."""
+
+    argv: list[str]
+    scratch: Path
+    env: dict[str, str] = field(default_factory=dict)  # the whole environment inside, besides HOME/TMPDIR/PATH
+    read_only: list[Path] = field(default_factory=list)
+    writable: list[Path] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)  # created read-only inside (namespaced sandboxes)
+    hidden: list[Path] = field(default_factory=list)  # never visible: the repository, the data folder
+    gpu: bool = False
+    python: bool = True
+    limits: JobLimits = field(default_factory=JobLimits)
+    role: str = "job"  # a label for logs; "judge" gets the first uid of the range
+
+
+def scratch_inside(spec: SandboxSpec, where: Boundary | None = None) -> str:
+    where = where or boundary()
+    return SCRATCH_INSIDE if where.namespaced else str(spec.scratch)
+
+
+def _allocate_uid(role: str) -> int:
+    with _uid_lock:
+        if role == "judge":
+            return UID_BASE
+        free = [u for u in range(UID_BASE + 1, UID_BASE + UID_SPAN) if u not in _uids_in_use]
+        uid = random.choice(free) if free else UID_BASE + 1
+        _uids_in_use.add(uid)
+        return uid
+
+
+def _release_uid(uid: int) -> None:
+    with _uid_lock:
+        _uids_in_use.discard(uid)
+
+
+def _memfd(name: str, content: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, content)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+@dataclass
+class _Plan:
+    argv: list[str]
+    env: dict[str, str]
+    fds: list[int]
+    info_read: int | None
+    uid: int | None
+
+
+def _bwrap_args(spec: SandboxSpec, where: Boundary, uid: int | None) -> tuple[list[str], list[int], int]:
+    inside = SCRATCH_INSIDE
+    args = [where.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "sandbox"]
+    if where.mode == "userns":
+        args += ["--unshare-user", "--disable-userns"]
+    else:
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    system = view.system_mounts()
+    binds = [str(p) for p in (view.python_dirs(spec.hidden) if spec.python else [])]
+    binds += [str(p) for p in spec.read_only if Path(p).exists()]
+    writable = [str(p) for p in spec.writable]
+    targets = [t for _, _, t in system] + binds + writable + list(spec.files) + ["/etc/passwd", inside + "/x"]
+    for folder in view.ancestors(targets):
+        args += ["--perms", "0755", "--dir", folder]
+    args += view.mount_args(system)
+    for path in binds:
+        args += ["--ro-bind", path, path]
+    for path in writable:
+        args += ["--bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/sys", "/sys"]
+    if spec.gpu:
+        for device in view.gpu_device_paths():
+            args += ["--dev-bind", device, device]
+    args += ["--bind", str(spec.scratch), inside, "--chdir", inside]
+    fds: list[int] = []
+    gid = uid if uid is not None else os.getgid()
+    files = {"/etc/passwd": view.passwd_text(uid if uid is not None else os.getuid(), gid).encode(),
+             "/etc/group": view.group_text(gid).encode(), "/etc/hosts": view.HOSTS_TEXT.encode(), **spec.files}
+    for path, content in files.items():
+        fd = _memfd(Path(path).name, content)
+        fds.append(fd)
+        args += ["--ro-bind-data", str(fd), path]
+    if where.seccomp:
+        fd = seccomp.program_fd()
+        fds.append(fd)
+        args += ["--seccomp", str(fd)]
+    info_read, info_write = os.pipe()
+    fds.append(info_write)
+    args += ["--info-fd", str(info_write), "--"]
+    if uid is not None:
+        args += [where.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+                 "--bounding-set=-all", "--no-new-privs"]
+    return args, fds, info_read
+
+
+def _plan(spec: SandboxSpec, where: Boundary, cgroup: JobCgroup | None) -> _Plan:
+    uid = _allocate_uid(spec.role) if where.own_user else None
+    home = scratch_inside(spec, where)
+    env = {"PATH": DEFAULT_PATH, "LANG": "C.UTF-8", **spec.env, "HOME": home, "TMPDIR": f"{home}/tmp",
+           "TMP": f"{home}/tmp", "TEMP": f"{home}/tmp"}
+    (spec.scratch / "tmp").mkdir(parents=True, exist_ok=True)
+    if uid is not None:
+        for folder in (spec.scratch, spec.scratch / "tmp", *spec.writable):
+            os.chown(folder, uid, uid)
+    rlimits = spec.limits.rlimits(whole_job_memory=cgroup is not None, gpu=spec.gpu)
+    procs = [str(f / "cgroup.procs") for f in cgroup.folders] if cgroup else []
+    if where.namespaced:
+        prefix, fds, info_read = _bwrap_args(spec, where, uid)
+        argv = launcher_argv(procs, rlimits, [*prefix, *spec.argv])
+        return _Plan(argv, env, fds, info_read, uid)
+    return _Plan(launcher_argv(procs, rlimits, spec.argv), env, [], None, uid)
+
+
+@dataclass
+class SandboxProcess:
+    """A running sandboxed job. `close()` ends it and everything it started; idempotent."""
+
+    popen: subprocess.Popen
+    spec: SandboxSpec
+    where: Boundary
+    cgroup: JobCgroup | None
+    uid: int | None
+    info_read: int | None
+    init_pid: int | None = None
+    closed: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def _read_init_pid(self, wait_s: float = 0.0) -> int | None:
+        if self.init_pid is not None or self.info_read is None:
+            return self.init_pid
+        ready, _, _ = select.select([self.info_read], [], [], wait_s)
+        if ready:
+            with contextlib.suppress(OSError, ValueError, json.JSONDecodeError):
+                data = os.read(self.info_read, 4096)
+                if data:
+                    self.init_pid = int(json.loads(data.decode()).get("child-pid"))
+        return self.init_pid
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.popen.wait(timeout)
+
+    def kill(self) -> None:
+        """Kill the namespace's first process (so every process in it), the launcher, and the cgroup."""
+        init = self._read_init_pid(0.2)
+        if init is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(init, signal.SIGKILL)
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                self.popen.kill()
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+
+    def exit_detail(self) -> str:
+        code = self.popen.returncode
+        if code is None:
+            text = "still running"
+        elif code < 0:
+            try:
+                text = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                text = f"killed by signal {-code}"
+        elif code > 128 and self.where.namespaced:
+            try:
+                text = f"killed by {signal.Signals(code - 128).name}"
+            except ValueError:
+                text = f"exited with status {code}"
+        else:
+            text = f"exited with status {code}"
+        if self.cgroup is not None and self.cgroup.memory_limit_hit():
+            text += f"; it reached its memory limit of {self.spec.limits.memory_mb} MB"
+        if self.cgroup is not None and self.cgroup.process_limit_hit():
+            text += f"; it reached its limit of {self.spec.limits.processes} processes"
+        return text
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=10)
+        if self.cgroup is not None:
+            self.cgroup.close()
+        if self.info_read is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.info_read)
+        if self.uid is not None:
+            _release_uid(self.uid)
+        self.closed = True
+
+    def __enter__(self) -> SandboxProcess:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def spawn(spec: SandboxSpec, *, stdin=None, stdout=None, stderr=None, pass_fds: tuple[int, ...] = (),
+          where: Boundary | None = None) -> SandboxProcess:
+    """Start the job; its stdio as for `subprocess.Popen`, `pass_fds` reach the job at the same numbers."""
+    where = where or boundary()
+    spec.scratch.mkdir(parents=True, exist_ok=True)
+    cgroup = JobCgroup.create(spec.limits.memory_mb, spec.limits.processes) if where.cgroup else None
+    plan = _plan(spec, where, cgroup)
+    try:
+        popen = subprocess.Popen(plan.argv, stdin=stdin, stdout=stdout, stderr=stderr, env=plan.env,
+                                 cwd=spec.scratch, pass_fds=(*plan.fds, *pass_fds), start_new_session=True)
+    except BaseException:
+        if cgroup is not None:
+            cgroup.close()
+        if plan.uid is not None:
+            _release_uid(plan.uid)
+        raise
+    finally:
+        for fd in plan.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    return SandboxProcess(popen, spec, where, cgroup, plan.uid, plan.info_read)
+
+
+@dataclass(frozen=True)
+class SandboxRun:
+    returncode: int | None
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    seconds: float
+    detail: str  # "exited with status 0", "killed by SIGKILL; it reached its memory limit of …"
+
+
+def run(spec: SandboxSpec, *, timeout_s: float, input: bytes | None = None,
+        where: Boundary | None = None) -> SandboxRun:
+    """Run a job to completion (or kill it at `timeout_s`), collecting its output."""
+    started = time.monotonic()
+    with spawn(spec, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
+               stderr=subprocess.PIPE, where=where) as job:
+        timed_out = False
+        try:
+            out, err = job.popen.communicate(input=input, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            job.kill()
+            out, err = job.popen.communicate()
+        detail = f"killed after {timeout_s:.0f} s" if timed_out else job.exit_detail()
+        return SandboxRun(job.popen.returncode, out or b"", err or b"", timed_out, time.monotonic() - started,
+                          detail)
