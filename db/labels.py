@@ -19,6 +19,7 @@ from sqlalchemy import func, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import col, select
 
+from db.evaluations import admitted
 from db.models import Candidate, Diagnostic, Evaluation, Labeler, LabelSession, PairLabel, RankerModel, utcnow
 from db.session import session_scope
 
@@ -86,7 +87,7 @@ class CandidateEvidence:
     speedup: float | None = None
     candidate_us: float | None = None
     device: str | None = None
-    flagged: bool = False
+    flagged: bool = False  # held: its latest evaluation is flagged and no person has cleared it
     integrity_violation: bool = False  # any evaluation caught it cheating
     features: dict[str, Any] = field(default_factory=dict)  # latest static diagnostic's data["features"]
     bottleneck: str | None = None
@@ -276,11 +277,13 @@ def session_choice_counts(session_id: int) -> dict[str, int]:
 # Evidence ---------------------------------------------------------------------------------------
 
 def load_evidence(candidate_ids: Sequence[int] | None = None, problem_slugs: Sequence[str] | None = None,
-                  *, with_source: bool = True) -> list[CandidateEvidence]:
+                  *, with_source: bool = True, include_held: bool = False) -> list[CandidateEvidence]:
     """Candidates with their latest evaluation, per-device measurements and static features, by id.
 
     Without filters, every candidate. `with_source=False` leaves `source` empty for callers (the
-    labeling queue) that only need ids, hashes and measurements.
+    labeling queue) that only need ids, hashes and measurements. A candidate whose latest evaluation is
+    flagged and not yet cleared by a person is held back (it enters no dataset, ranker or label queue)
+    unless `include_held`.
     """
     with session_scope() as session:
         query = select(Candidate)
@@ -306,8 +309,9 @@ def load_evidence(candidate_ids: Sequence[int] | None = None, problem_slugs: Seq
                     statics[diag.candidate_id] = diag
                 if diag.bottleneck:
                     bottlenecks[diag.candidate_id] = diag.bottleneck
-        return [_evidence(c, evaluations.get(c.id, []), statics.get(c.id), bottlenecks.get(c.id), with_source)
-                for c in sorted(candidates, key=lambda c: c.id)]
+        found = [_evidence(c, evaluations.get(c.id, []), statics.get(c.id), bottlenecks.get(c.id), with_source)
+                 for c in sorted(candidates, key=lambda c: c.id)]
+        return found if include_held else [e for e in found if not e.flagged]
 
 
 def list_problem_slugs() -> list[str]:
@@ -324,7 +328,7 @@ def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagn
         per_device[ev.device or "unknown"] = ev
     measurements = tuple(Measurement(device=device, candidate_us=ev.candidate_us, speedup=ev.speedup)
                          for device, ev in sorted(per_device.items())
-                         if ev.verdict == "correct" and not ev.flagged
+                         if ev.verdict == "correct" and admitted(ev.flagged, ev.flag_review)
                          and (ev.candidate_us is not None or ev.speedup is not None))
     features = (static.data or {}).get("features", {}) if static else {}
     return CandidateEvidence(
@@ -333,7 +337,8 @@ def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagn
         source_hash=candidate.source_hash, created_at=candidate.created_at,
         verdict=latest.verdict if latest else None, message=latest.message if latest else "",
         speedup=latest.speedup if latest else None, candidate_us=latest.candidate_us if latest else None,
-        device=latest.device if latest else None, flagged=bool(latest.flagged) if latest else False,
+        device=latest.device if latest else None,
+        flagged=not admitted(latest.flagged, latest.flag_review) if latest else False,
         integrity_violation=any(ev.verdict == "integrity_violation" for ev in evaluations),
         features=dict(features) if isinstance(features, dict) else {}, bottleneck=bottleneck,
         measurements=measurements)

@@ -101,6 +101,12 @@ class Evaluation(SQLModel, table=True):
     reward_components: dict = _json({})
     device: str | None = Field(default=None, index=True)
     flagged: bool = Field(default=False, index=True)  # needs a human look (implausible speedup)
+    # A person's decision on a flag: "cleared" (the speed is real: paid, and the row enters datasets) or
+    # "rejected" (not real: a cheat's reward). Until then a flagged row earns no speed and enters no dataset.
+    flag_review: str | None = Field(default=None, index=True)
+    flag_reviewer: str | None = None
+    flag_reviewed_at: datetime | None = None
+    flag_review_note: str | None = _text()
     recorded: bool = False
     created_at: datetime = Field(default_factory=utcnow, index=True)
 

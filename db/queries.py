@@ -138,6 +138,9 @@ class EvaluationView:
     device: str | None
     flagged: bool
     recorded: bool
+    flag_review: str | None = None  # cleared | rejected, once a person decided
+    flag_reviewer: str | None = None
+    flag_review_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -406,7 +409,8 @@ def _evaluation_view(ev: Evaluation) -> EvaluationView:
         integrity=list(ev.integrity or []), timing=dict(ev.timing or {}), candidate_us=ev.candidate_us,
         baseline_us=ev.baseline_us, speedup=ev.speedup, reward=ev.reward,
         reward_components=dict(ev.reward_components or {}), device=ev.device, flagged=ev.flagged,
-        recorded=ev.recorded,
+        recorded=ev.recorded, flag_review=ev.flag_review, flag_reviewer=ev.flag_reviewer,
+        flag_review_note=ev.flag_review_note,
     )
 
 

@@ -144,7 +144,7 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
     feedback = render_feedback(findings, diagnostics)
     features = static.features if static is not None else {}
     reward = unified_reward(str(result.verdict), result.speedup, features, result.own_kernel_share,
-                            None, settings.reward)
+                            None, settings.reward, flagged=result.flagged)
     roofline = None
     if diagnostics.roofline is not None or diagnostics.classification is not None:
         roofline = {"point": asdict(diagnostics.roofline) if diagnostics.roofline else None,

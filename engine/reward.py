@@ -2,7 +2,9 @@
 
 Integrity violations score below every honest failure (a cheat must never beat an honest wrong
 answer), the structural score only counts for correct kernels ("uses shared memory" alone earns
-nothing), and speed is log-scaled so a 2× and a 0.5× are symmetric.
+nothing), and speed is log-scaled so a 2× and a 0.5× are symmetric. A result flagged for review (an
+implausible speedup) earns no speed reward until a person clears it: its speed term is held aside
+(`speed_held`) and added back by `clear_held_speed`; a person's rejection makes it a cheat's reward.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class RewardBreakdown:
     coverage: float | None
     ranker: float | None
     tiered: float  # the open-environment tiered reward, always stored for comparison
+    speed_held: float | None = None  # a flagged result's speed term, paid only once a person clears it
+    held_weight: float = 0.0  # the speed weight it was computed with
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -79,8 +83,13 @@ def structural_score(features: dict[str, float]) -> float:
 
 def unified_reward(verdict: str, speedup: float | None, features: dict[str, float] | None = None,
                    coverage: float | None = None, ranker_score: float | None = None,
-                   weights: RewardWeights | None = None) -> RewardBreakdown:
+                   weights: RewardWeights | None = None, flagged: bool = False) -> RewardBreakdown:
     weights = weights or RewardWeights()
+    if flagged and verdict == "correct":
+        held = unified_reward(verdict, None, features, coverage, ranker_score, weights)
+        speed = math.log(speedup) if speedup and speedup > 0 else 0.0
+        return RewardBreakdown(held.total, True, None, held.structural, coverage, ranker_score,
+                               tiered_reward(verdict, None), speed_held=speed, held_weight=weights.speed)
     tier = tiered_reward(verdict, speedup)
     correct = verdict == "correct"
     structural = structural_score(features or {}) if correct else 0.0
@@ -96,6 +105,24 @@ def unified_reward(verdict: str, speedup: float | None, features: dict[str, floa
     if ranker_score is not None:
         total += weights.ranker * ranker_score
     return RewardBreakdown(total, True, speed, structural, coverage, ranker_score, tier)
+
+
+def clear_held_speed(components: dict, total: float, speedup: float | None) -> tuple[float, dict]:
+    """(total, components) once a person clears a flagged result: its held speed term is paid."""
+    held, weight = components.get("speed_held"), components.get("held_weight", 0.0)
+    if held is None:
+        return total, dict(components)
+    paid = total + weight * held
+    cleared = {**components, "total": paid, "speed": held, "speed_held": None, "held_weight": 0.0,
+               "tiered": tiered_reward("correct", speedup)}
+    return paid, cleared
+
+
+def rejected_reward(components: dict) -> tuple[float, dict]:
+    """(total, components) once a person rejects a flagged result: a cheat's reward, nothing held."""
+    floor = FAILURE_REWARD["integrity_violation"]
+    return floor, {**components, "total": floor, "correct": False, "speed": None, "speed_held": None,
+                   "held_weight": 0.0, "structural": 0.0, "tiered": floor}
 
 
 def anchored_rewards(turn_rewards: list[float]) -> list[float]:

@@ -14,7 +14,7 @@ import logging
 import os
 from typing import Protocol
 
-from engine.verify.jobs import Job
+from engine.verify.judge.job import Job
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerInfo, WorkerPool
 from engine.verify.ray_pool import RayWorkerPool
 

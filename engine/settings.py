@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     worker_memory_mb: int = 16384
     worker_cpu_seconds: int = 600
     worker_file_size_mb: int = 512
+    worker_processes: int = 256  # processes (and threads) one candidate's whole sandboxed job may have at once
+    runner_spares: int = 0  # warm candidate processes kept per GPU; 0: from the machine's cores
     build_jobs: int = 0  # 0 = one per CPU core
     timing_min_trials: int = 30
     timing_min_seconds: float = 1.0

@@ -1,6 +1,7 @@
 """A run's dynamic diagnostics without a GPU: ncu around a verified candidate (against a stand-in ncu
-that records what it was given), the walls its target runs in, the NVML energy step of the worker,
-and what a round stores and shows when profiling works, fails or does not apply."""
+that reports what it was given and what it could see), the walls it runs in (the runner's sandbox),
+the judge's NVML energy step, and what a round stores and shows when profiling works, fails or does
+not apply."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from engine.analysis.ncu import NcuProfile
 from engine.problems import get_problem
 from engine.propose.base import Proposal
 from engine.settings import get_settings
-from engine.verify import energy_calls
-from engine.verify.outcome import JobFailure, JobState
+from engine.verify.judge import energy as judge_energy
+from engine.verify.judge.outcome import JobState
 from engine.verify.records import EvaluationResult, Verdict
 from tests.test_analysis_dynamic import RAW_CSV, _fake_ncu
 
@@ -34,17 +35,36 @@ def settings(refinery_home, monkeypatch):
     get_settings.cache_clear()
 
 
-def _recording_ncu(tmp_path: Path, record: Path, output: str = RAW_CSV, code: int = 0) -> str:
-    """An ncu that writes down its arguments, working folder and environment, then prints `output`."""
+RECORD = "==PROF== RECORD "
+
+
+def _recording_ncu(tmp_path: Path, output: str = RAW_CSV, code: int = 0) -> str:
+    """An ncu that reports (as one of ncu's own `==` lines, which a profile's log keeps) its arguments,
+    working folder, environment, limits and what it can see, then prints `output`. It runs where the
+    real one does: inside the candidate's sandbox."""
+    tmp_path.chmod(0o755)  # a real profiler's folder is world-readable: the sandbox's own user runs it
     return _fake_ncu(tmp_path, f"""
-import json, os
+import json, os, resource
+def listing(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 target = args[args.index("--metrics") + 2:]
 target = target[target.index("-m") - 1:] if "-m" in target else target
-job = target[3]
-json.dump({{"args": args, "cwd": os.getcwd(), "env": dict(os.environ), "job_existed": os.path.exists(job),
-           "job": json.load(open(job))}}, open({str(record)!r}, "w"))
+folder = target[3]
+job = os.path.join(folder, "job.json")
+seen = {{"args": args, "cwd": os.getcwd(), "env": dict(os.environ), "job_existed": os.path.exists(job),
+        "job": json.load(open(job)), "cpu_limit": resource.getrlimit(resource.RLIMIT_CPU)[0],
+        "home_visible": bool(listing({str(tmp_path / "home")!r}))}}
+print({RECORD!r} + json.dumps(seen))
 print({output!r})
 sys.exit({code})""")
+
+
+def _recorded(log: str) -> dict | None:
+    line = next((ln for ln in log.splitlines() if ln.startswith(RECORD)), None)
+    return json.loads(line[len(RECORD):]) if line else None
 
 
 def _use_ncu(monkeypatch, path: str) -> None:
@@ -78,72 +98,74 @@ def test_kernel_selection_names_every_own_kernel_and_covers_one_call():
     assert launches >= 3
 
 
-def test_ncu_runs_the_candidate_once_in_the_workers_walls(settings, tmp_path, monkeypatch):
+def test_ncu_runs_the_candidate_once_inside_the_runners_sandbox(settings, tmp_path, monkeypatch):
+    import tempfile
+
     from engine.analysis.dynamic import profile_candidate
     from engine.analysis.static import analyse_candidate
+    from engine.sandbox import boundary
 
-    record = tmp_path / "ncu-call.json"
-    _use_ncu(monkeypatch, _recording_ncu(tmp_path, record))
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path))
     problem, impl = _transpose()
     static = analyse_candidate(problem, impl.source, impl.language)
+    before = set(Path(tempfile.gettempdir()).glob("ncu-*"))
     profile = profile_candidate(problem, impl.source, impl.language, static, settings=get_settings())
     assert profile.ok and [k.name.split("(")[0] for k in profile.kernels] == ["copy_strided", "add_naive"]
-    seen = json.loads(record.read_text())
+    seen = _recorded(profile.log)
     args = seen["args"]
     assert args[args.index("--clock-control") + 1] == "none" and "--csv" in args
     assert args[args.index("--kernel-name") + 1] == "regex:^(transpose_tiled)\\b"
     target = args[args.index("-m") - 1:]
-    assert target[1:3] == ["-m", "engine.verify.run_once"] and seen["job_existed"]
-    limits = json.loads(target[4])
-    assert limits["cpu_seconds"] == get_settings().worker_cpu_seconds
-    assert seen["job"]["mode"] == "run_once" and seen["job"]["configs"][0]["name"] == problem.largest_config.name
+    assert target[1:3] == ["-m", "engine.verify.runner.run_once"] and seen["job_existed"]
+    assert seen["cpu_limit"] == get_settings().worker_cpu_seconds
+    assert seen["job"]["config"] == problem.largest_config.name and "seed" in seen["job"]
     env = seen["env"]
     assert "OPENAI_API_KEY" not in env and not any(k.startswith("REFINERY_") for k in env)
-    assert env["CUPY_CACHE_DIR"] == str(get_settings().cache_dir / "cupy")
-    scratch = Path(seen["cwd"])
-    assert scratch.parent == get_settings().cache_dir / "verify" and env["TMPDIR"] == str(scratch)
-    assert not scratch.exists(), "the scratch folder outlived the profile"
+    assert not seen["home_visible"] or not boundary().namespaced
+    if boundary().namespaced:
+        assert seen["cwd"] == "/scratch" and env["CUPY_CACHE_DIR"] == "/scratch/cupy"
+    assert set(Path(tempfile.gettempdir()).glob("ncu-*")) == before, "the scratch folder outlived the profile"
 
 
 def test_a_candidate_that_does_not_build_is_not_profiled(settings, tmp_path, monkeypatch):
     from engine.analysis.dynamic import profile_candidate
     from engine.analysis.static import analyse_candidate
 
-    record = tmp_path / "ncu-call.json"
-    _use_ncu(monkeypatch, _recording_ncu(tmp_path, record))
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path))
     problem, impl = _transpose()
     static = analyse_candidate(problem, impl.source, impl.language)
     broken = impl.source.replace("__global__", "__global__ this does not parse", 1)
     profile = profile_candidate(problem, broken, impl.language, static, settings=get_settings())
-    assert not profile.ok and "does not build" in profile.reason and not record.exists()
+    assert not profile.ok and "does not build" in profile.reason and _recorded(profile.log or "") is None
 
 
-def test_run_once_applies_the_limits_it_is_given(settings, tmp_path):
-    from engine.verify.prepare import write_run_once_job
+def test_run_once_runs_in_the_runners_sandbox_under_its_limits(settings, tmp_path):
+    from engine.sandbox import JobLimits
+    from engine.verify.once import run_once
+    from engine.verify.prepare import write_run_once_folder
 
     problem = get_problem("relu")
     source = textwrap.dedent("""
+        import os
         import resource
-        from pathlib import Path
         import torch
 
         class ModelNew(torch.nn.Module):
             def __init__(self):
                 super().__init__()
                 soft, _ = resource.getrlimit(resource.RLIMIT_CPU)
-                Path(__file__).with_name("limit.txt").write_text(str(soft))
+                with open("limit.txt", "w") as handle:
+                    handle.write(f"{soft} {'OPENAI_API_KEY' in os.environ}")
 
             def forward(self, x):
                 return torch.relu(x)
         """)
-    job = write_run_once_job(problem, source, "python", tmp_path / "job.json", device="cpu",
-                             config=problem.configs[0].name)
-    limits = json.dumps({"cpu_seconds": 77, "file_size_mb": 64, "memory_mb": 8192, "extra_processes": 64})
-    done = subprocess.run([sys.executable, "-m", "engine.verify.run_once", str(job), limits], capture_output=True,
-                          text=True, cwd=REPO, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
-    written = next(tmp_path.glob("run_once-*/limit.txt"))
-    assert written.read_text() == "77"
+    folder = write_run_once_folder(problem, source, "python", tmp_path / "once", device="cpu",
+                                   config=problem.configs[0].name)
+    done = run_once(folder, timeout_s=120, limits=JobLimits(cpu_seconds=77), gpu=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+    assert json.loads(done.stdout.decode().strip().splitlines()[-1])["ok"]
+    assert (folder / "limit.txt").read_text() == "77 False"
 
 
 def _correct_result(problem, device: str = "NVIDIA H200", energy: dict | None = None) -> EvaluationResult:
@@ -159,7 +181,7 @@ def _outcome(problem, impl, result, profile: bool = True):
 
 
 def test_a_correct_round_on_a_gpu_stores_ncu_and_places_itself_by_it(settings, tmp_path, monkeypatch):
-    _use_ncu(monkeypatch, _recording_ncu(tmp_path, tmp_path / "call.json"))
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path))
     problem, impl = _transpose()
     energy = {"device": "NVIDIA H200", "candidate": {"joules_per_call": 0.1}}
     outcome = _outcome(problem, impl, _correct_result(problem, energy=energy))
@@ -173,7 +195,7 @@ def test_a_correct_round_on_a_gpu_stores_ncu_and_places_itself_by_it(settings, t
 
 def test_refused_counters_leave_the_reason_where_the_user_looks(settings, tmp_path, monkeypatch):
     refused = "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters"
-    _use_ncu(monkeypatch, _recording_ncu(tmp_path, tmp_path / "call.json", output=refused, code=1))
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path, output=refused, code=1))
     problem, impl = _transpose()
     outcome = _outcome(problem, impl, _correct_result(problem))
     assert outcome.ncu["ok"] is False and "counters refused" in outcome.ncu["reason"]
@@ -183,13 +205,16 @@ def test_refused_counters_leave_the_reason_where_the_user_looks(settings, tmp_pa
 
 @pytest.mark.parametrize(("verdict", "device"), [(Verdict.CORRECT, "cpu"), (Verdict.INCORRECT, "NVIDIA H200")])
 def test_nothing_is_profiled_without_a_gpu_or_a_correct_candidate(settings, tmp_path, monkeypatch, verdict, device):
-    record = tmp_path / "call.json"
-    _use_ncu(monkeypatch, _recording_ncu(tmp_path, record))
+    import engine.analysis.dynamic as dynamic
+
+    profiled = []
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path))
+    monkeypatch.setattr(dynamic, "profile_candidate", lambda *a, **k: profiled.append(a))
     problem, impl = _transpose()
     result = _correct_result(problem, device=device)
     result.verdict = verdict
     outcome = _outcome(problem, impl, result)
-    assert outcome.ncu is None and not record.exists()
+    assert outcome.ncu is None and not profiled
 
 
 def test_a_profiler_crash_is_a_reason_not_a_lost_round(settings, monkeypatch):
@@ -218,21 +243,32 @@ def _measurement(joules: float, seconds: float) -> EnergyMeasurement:
                              joules=100 * joules, average_watts=joules / seconds, idle_watts=80.0, device="H200")
 
 
-def test_the_energy_step_measures_the_candidate_and_the_baseline_it_is_compared_with(monkeypatch):
+class _LoopingRunner:
+    """Stands in for a runner session: answers the judge's "loop" request with a call count."""
+
+    def __init__(self, calls: int = 100) -> None:
+        self.calls, self.requests = calls, []
+
+    def request(self, op, **fields):
+        self.requests.append((op, fields))
+        return {"calls": self.calls}
+
+
+def test_the_energy_step_reads_the_counter_around_the_runners_loop_and_its_own_baseline(monkeypatch):
     calls: list[str] = []
-    fns = {"candidate": lambda i: calls.append(f"candidate {i}"), "eager": lambda i: calls.append(f"eager {i}"),
-           "compile": lambda i: calls.append("compile")}
     measured = iter([_measurement(0.2, 0.001), _measurement(0.5, 0.003)])
 
-    def fake_measure(fn, min_seconds):
-        assert min_seconds == 0.5
-        fn(), fn()
+    def fake_measure(loop, seconds):
+        assert seconds == 0.5
+        assert loop(0.01) > 0
         return next(measured)
 
-    monkeypatch.setattr(energy_calls, "measure_energy", fake_measure)
-    state = JobState()
-    energy_calls.record_energy(state, fns, ["eager", "compile"], 0.5)
-    assert calls == ["candidate 0", "candidate 1", "eager 2", "eager 3"]  # fresh trial indices: input sets rotate
+    monkeypatch.setattr(judge_energy, "measure_energy_of_loop", fake_measure)
+    runner, state = _LoopingRunner(), JobState()
+    judge_energy.record_energy(state, runner, "large", [7, 8], lambda i: calls.append(f"eager {i}"), "eager", 0.5,
+                               sync=lambda: None)
+    assert runner.requests[0][0] == "loop" and runner.requests[0][1]["seeds"] == [7, 8]
+    assert calls and calls[0] == "eager 0"
     record = state.energy
     assert record["baseline_name"] == "eager" and record["candidate"]["joules_per_call"] == 0.2
     assert record["comparison"]["ratio"] == pytest.approx(0.4)
@@ -240,34 +276,20 @@ def test_the_energy_step_measures_the_candidate_and_the_baseline_it_is_compared_
 
 
 def test_a_cpu_baseline_is_not_measured_on_the_gpus_counter(monkeypatch):
-    monkeypatch.setattr(energy_calls, "measure_energy", lambda fn, min_seconds: _measurement(0.2, 0.001))
+    monkeypatch.setattr(judge_energy, "measure_energy_of_loop", lambda loop, seconds: _measurement(0.2, 0.001))
     state = JobState()
-    energy_calls.record_energy(state, {"candidate": lambda i: None}, ["c-reference"], 1.0)
+    judge_energy.record_energy(state, _LoopingRunner(), "large", [1], None, "c-reference", 1.0, sync=lambda: None)
     assert "baseline" not in state.energy and state.energy["candidate"]["joules_per_call"] == 0.2
 
 
-def test_no_counter_is_a_note_and_a_fault_in_the_loop_is_the_candidates(monkeypatch):
-    def unavailable(fn, min_seconds):
+def test_no_counter_is_a_note(monkeypatch):
+    def unavailable(loop, seconds):
         raise EnergyUnavailable("NVML did not start")
 
-    monkeypatch.setattr(energy_calls, "measure_energy", unavailable)
+    monkeypatch.setattr(judge_energy, "measure_energy_of_loop", unavailable)
     state = JobState()
-    energy_calls.record_energy(state, {"candidate": lambda i: None}, [], 1.0)
+    judge_energy.record_energy(state, _LoopingRunner(), "large", [1], None, None, 1.0, sync=lambda: None)
     assert state.energy is None and state.notes == ["energy not measured: NVML did not start"]
-
-    def faulting(fn, min_seconds):
-        fn()
-        raise AssertionError("unreachable")
-
-    monkeypatch.setattr(energy_calls, "measure_energy", faulting)
-
-    def candidate(_i):
-        raise RuntimeError("CUDA error: an illegal memory access was encountered")
-
-    with pytest.raises(JobFailure) as failure:
-        energy_calls.record_energy(JobState(), {"candidate": candidate}, [], 1.0)
-    assert failure.value.verdict == Verdict.RUNTIME_ERROR and "illegal memory access" in failure.value.message
-    assert failure.value.fatal, "a CUDA fault ends the worker"
 
 
 def test_energy_is_asked_of_gpu_jobs_only(settings):
@@ -294,7 +316,7 @@ def test_an_empty_profile_record_keeps_its_reason():
 def test_a_profiled_round_stores_the_static_estimate_beside_ncu_per_kernel(settings, tmp_path, monkeypatch):
     output = RAW_CSV.replace("copy_strided(const float *, float *, int, int)",
                              "transpose_tiled(int, int, const float *, float *)")
-    _use_ncu(monkeypatch, _recording_ncu(tmp_path, tmp_path / "call.json", output=output))
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path, output=output))
     problem, impl = _transpose()
     outcome = _outcome(problem, impl, _correct_result(problem))
     (row,) = outcome.ncu["static_vs_ncu"]
@@ -340,13 +362,11 @@ def test_without_a_timing_the_timed_configuration_is_profiled():
 
 
 def test_a_round_profiled_on_a_smaller_configuration_says_which(settings, tmp_path, monkeypatch):
-    record = tmp_path / "call.json"
-    _use_ncu(monkeypatch, _recording_ncu(tmp_path, record))
+    _use_ncu(monkeypatch, _recording_ncu(tmp_path))
     problem, impl = _transpose()
     result = _correct_result(problem)
     result.candidate_us = 200_000.0  # 0.2 s on `large` (537 MB): 8 s of replays; medium moves 1/21 of it
     outcome = _outcome(problem, impl, result)
-    assert json.loads(record.read_text())["job"]["configs"][0]["name"] == "medium"
     assert outcome.ncu["config"] == "medium" and outcome.ncu["ok"]
 
 

@@ -12,9 +12,10 @@ import pytest
 from engine.build.cuda import compile_cubin, compile_shared_library
 from engine.build.extract import cuda_sources_from_python
 from engine.problems import BUILTIN_DIR, scan
+from engine.problems.c_args import arg_specs
 from engine.problems.c_call import call_host, load_entry
-from engine.problems.c_inputs import arg_specs, make_inputs
 from engine.problems.probe import compile_c_shared, probe_pytorch
+from engine.verify.wire.c_inputs import make_inputs
 
 LIBRARY = scan(BUILTIN_DIR)
 PROBLEMS = {p.slug: p for p in LIBRARY.problems}

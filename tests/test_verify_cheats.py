@@ -1,8 +1,9 @@
 """Every cheating candidate in tests/cheats/ is caught on a CPU, by the check meant to catch it.
 
-Static rules see most cheats before anything runs; each of those is also run with the static rules
-switched off, to show the runtime check behind them catches it too. GPU-only cheats (stream
-escape, allocator reuse on CUDA, decoy kernels) are in test_verify_gpu.py.
+Static rules are evidence for most cheats: the runtime check (or the sandbox) decides, with the rules
+on or off. Only what no runtime check can see (lower precision, lazy tensors, a fallback to the
+reference's ops) is still a static verdict. GPU-only cheats (stream escape, allocator reuse on CUDA,
+decoy kernels) are in test_verify_gpu.py; attacks on the verifier itself in test_attacks.py.
 """
 
 from __future__ import annotations
@@ -86,17 +87,29 @@ def test_an_output_never_written_is_incorrect_rather_than_a_cached_result(verifi
 
 @pytest.mark.parametrize(("cheat", "static_rule", "runtime_check"), [
     ("monkeypatch.py", "static:monkeypatch", "monkeypatch"),
-    ("reads_files.py", "static:file-access", "sandbox-access"),
     ("deferred_thread.py", "static:threads", "threads"),
-    ("lazy_tensor.py", "static:tensor-subclass", "tensor-subclass"),
+    ("passthrough_subclass.py", "static:reference-subclass", "torch-op"),
 ])
-def test_static_rule_and_the_runtime_check_behind_it_both_catch_the_cheat(verifier, problems, cheat, static_rule,
-                                                                          runtime_check):
-    static = run(verifier, problems, cheat)
-    assert static.verdict == Verdict.INTEGRITY_VIOLATION and static_rule in failed_checks(static)
-    runtime = run(verifier, problems, cheat, static=False)
-    assert runtime.verdict == Verdict.INTEGRITY_VIOLATION, runtime.message
-    assert runtime_check in failed_checks(runtime)
+def test_the_runtime_check_decides_and_the_static_rule_is_evidence(verifier, problems, cheat, static_rule,
+                                                                     runtime_check):
+    for static in (True, False):
+        result = run(verifier, problems, cheat, static=static)
+        assert result.verdict == Verdict.INTEGRITY_VIOLATION, result.message
+        assert runtime_check in failed_checks(result)
+        evidence = {f.check for f in result.integrity if f.kind == "evidence"}
+        assert (static_rule in evidence) == static
+
+
+def test_a_lazy_tensor_is_a_static_verdict_and_caught_at_run_time_too(verifier, problems):
+    assert "static:tensor-subclass" in failed_checks(run(verifier, problems, "lazy_tensor.py"))
+    runtime = run(verifier, problems, "lazy_tensor.py", static=False)
+    assert runtime.verdict == Verdict.INTEGRITY_VIOLATION and "tensor-subclass" in failed_checks(runtime)
+
+
+def test_a_candidate_reading_files_outside_its_sandbox_finds_nothing_there(verifier, problems):
+    result = run(verifier, problems, "reads_files.py")
+    assert result.verdict == Verdict.RUNTIME_ERROR and "No such file" in result.message
+    assert {"static:file-access", "static:environment"} <= {f.check for f in result.integrity if f.kind == "evidence"}
 
 
 def test_lower_precision_is_a_static_violation_and_wrong_without_the_rule(verifier, problems):
@@ -104,14 +117,22 @@ def test_lower_precision_is_a_static_violation_and_wrong_without_the_rule(verifi
     assert run(verifier, problems, "lower_precision.py", static=False).verdict == Verdict.INCORRECT
 
 
-@pytest.mark.parametrize(("cheat", "rule"), [
-    ("try_fallback.py", "static:try-fallback"), ("passthrough_subclass.py", "static:reference-subclass"),
-    ("c_reads_env.c", "static:environment"), ("c_thread.c", "static:threads"),
-])
-def test_static_only_cheats_are_rejected_before_running(verifier, problems, cheat, rule):
-    result = run(verifier, problems, cheat)
-    assert result.verdict == Verdict.INTEGRITY_VIOLATION and rule in failed_checks(result)
+def test_a_fallback_to_the_reference_is_rejected_before_running(verifier, problems):
+    result = run(verifier, problems, "try_fallback.py")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and "static:try-fallback" in failed_checks(result)
     assert not result.configs  # nothing ran
+
+
+def test_a_c_candidate_reading_the_environment_finds_no_secret_and_is_judged_on_its_work(verifier, problems):
+    result = run(verifier, problems, "c_reads_env.c")
+    assert result.verdict == Verdict.CORRECT  # the environment holds nothing: nothing to gain, nothing leaked
+    assert "static:environment" in {f.check for f in result.integrity if f.kind == "evidence"}
+
+
+def test_a_c_candidate_handing_work_to_a_broken_thread_dies_alone(verifier, problems):
+    result = run(verifier, problems, "c_thread.c")
+    assert result.verdict == Verdict.RUNTIME_ERROR and "died" in result.message
+    assert run(verifier, problems, "honest.py").verdict == Verdict.CORRECT
 
 
 def test_the_honest_candidates_pass_every_check(verifier, problems):

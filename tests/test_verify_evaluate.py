@@ -95,14 +95,14 @@ def test_cuda_compile_error_is_reported_without_a_gpu(verifier, scale):
     assert result.verdict == Verdict.COMPILE_ERROR and "error" in result.message.lower()
 
 
-def test_an_implausible_speedup_is_re_measured_in_a_fresh_worker_and_flagged(verifier, scale):
+def test_an_implausible_speedup_is_re_measured_in_a_fresh_process_and_flagged(verifier, scale):
     strict = Verifier(pool=verifier.pool, options=replace(FAST, suspicious_speedup=1e-6), settings=verifier.settings)
     result = strict.evaluate(scale, scale.implementation("cpu-naive").source, "c")
-    assert result.verdict == Verdict.CORRECT and result.flagged and "fresh worker" in result.flag_reason
+    assert result.verdict == Verdict.CORRECT and result.flagged and "fresh process" in result.flag_reason
 
 
 def test_evaluate_many_returns_one_result_per_candidate_in_order(verifier, scale):
-    candidates = [(scale.implementation("cpu-naive").source, "c"), ((CHEATS / "c_reads_env.c").read_text(), "c"),
+    candidates = [(scale.implementation("cpu-naive").source, "c"), ((CHEATS / "c_input_mutation.c").read_text(), "c"),
                   ((CHEATS / "c_compile_error.c").read_text(), "c"), ((CHEATS / "c_partial.c").read_text(), "c")]
     verdicts = [r.verdict for r in verifier.evaluate_many(scale, candidates)]
     assert verdicts == [Verdict.CORRECT, Verdict.INTEGRITY_VIOLATION, Verdict.COMPILE_ERROR, Verdict.INCORRECT]
@@ -138,5 +138,5 @@ def test_verify_command_prints_the_evaluation_and_stores_it(refinery_home, tmp_p
 
 def test_verify_command_exits_nonzero_on_a_failing_candidate(refinery_home):
     result = CliRunner().invoke(__import__("engine.cli", fromlist=["app"]).app,
-                                ["verify", str(CHEATS / "c_reads_env.c"), "--problem", "gemm", "--no-store"])
-    assert result.exit_code == 1 and "integrity_violation" in result.output
+                                ["verify", str(CHEATS / "c_compile_error.c"), "--problem", "gemm", "--no-store"])
+    assert result.exit_code == 1 and "compile_error" in result.output

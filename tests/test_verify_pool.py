@@ -1,5 +1,5 @@
-"""The worker pool: candidates that crash, hang or raise get their verdict, the worker is replaced, the next
-candidate runs; workers run sandboxed (no secrets, limits, scratch folder)."""
+"""The pool: candidates that crash, hang or raise get their verdict and the next candidate runs, each in a
+process of its own; candidate processes run sandboxed (no secrets, limits, their own scratch folder)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem
+from engine.sandbox import boundary
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
-from engine.verify.jobs import Job
+from engine.verify.judge.job import Job
 from engine.verify.pool import PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import Verdict
@@ -57,20 +58,27 @@ def info(verifier) -> dict:
     return outcome.raw
 
 
-def test_worker_environment_has_no_secrets_and_runs_in_a_scratch_folder(verifier):
+def test_candidate_environment_has_no_secrets_and_runs_in_its_own_scratch_folder(verifier):
     facts = info(verifier)
     assert "OPENAI_API_KEY" not in facts["env"] and "REFINERY_DATABASE_URL" not in facts["env"]
     assert "CUPY_CACHE_DIR" in facts["env"] and "TMPDIR" in facts["env"]
-    assert Path(facts["cwd"]).is_relative_to(verifier.settings.cache_dir)
+    assert not Path(facts["cwd"]).is_relative_to(verifier.settings.home)
+    if boundary().own_user:
+        assert facts["uid"] != 0
 
 
-def test_worker_runs_under_cpu_file_size_and_memory_limits(verifier):
+def test_candidate_runs_under_cpu_file_size_and_memory_limits(verifier):
     limits = info(verifier)["limits"]
     settings = verifier.settings
-    assert 0 < limits["RLIMIT_CPU"][1] <= settings.worker_cpu_seconds
+    assert 0 < limits["RLIMIT_CPU"][1] <= settings.worker_cpu_seconds + 5
     assert limits["RLIMIT_FSIZE"][1] == settings.worker_file_size_mb * 2**20
-    assert limits["RLIMIT_AS"][1] == settings.worker_memory_mb * 2**20  # no GPU here: address space is capped
+    if boundary().cgroup is None:  # without a job cgroup, address space is capped per process (no GPU here)
+        assert limits["RLIMIT_AS"][1] == settings.worker_memory_mb * 2**20
     assert limits["RLIMIT_CORE"] == [0, 0]
+
+
+def test_every_job_gets_a_process_no_candidate_has_touched(verifier):
+    assert info(verifier)["pid"] != info(verifier)["pid"] or boundary().namespaced
 
 
 def test_a_candidate_that_raises_gets_runtime_error_with_its_traceback(verifier, relu):
@@ -80,11 +88,10 @@ def test_a_candidate_that_raises_gets_runtime_error_with_its_traceback(verifier,
 
 
 def test_a_hanging_candidate_times_out_and_the_next_one_runs(verifier, relu):
-    pid_before = info(verifier)["pid"]
     result = with_options(verifier, timeout_s=8).evaluate(relu, (CHEATS / "hangs.py").read_text())
     assert result.verdict == Verdict.TIMEOUT and "killed" in result.message
     after = verifier.evaluate(relu, (CHEATS / "honest.py").read_text())
-    assert after.verdict == Verdict.CORRECT and info(verifier)["pid"] != pid_before
+    assert after.verdict == Verdict.CORRECT
 
 
 def test_a_segfaulting_python_candidate_is_a_runtime_error_and_the_worker_is_replaced(verifier, relu):

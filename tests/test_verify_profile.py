@@ -2,7 +2,8 @@
 
 from types import SimpleNamespace
 
-from engine.verify.profile import MARKER, CallProfile, is_kernel_event, kernel_launches
+from engine.verify.judge.coverage import kernel_launches
+from engine.verify.wire.profiling import MARKER, is_kernel_event
 
 
 def _event(name: str, device: str) -> SimpleNamespace:
@@ -17,7 +18,13 @@ def test_the_call_marker_mirrored_on_the_gpu_is_not_a_kernel():
 
 
 def test_shares_split_between_own_and_foreign_kernels():
-    profile = CallProfile(kernels={"mine": (1, 3.0), "at::native::elementwise": (2, 1.0)})
-    launches = kernel_launches(profile, ["mine"])
+    launches = kernel_launches({"mine": [1, 3.0], "at::native::elementwise": [2, 1.0]}, ["mine"])
     assert {k.name: k.share for k in launches} == {"mine": 0.75, "at::native::elementwise": 0.25}
     assert [k.own for k in launches] == [True, False]
+
+
+def test_a_malformed_claimed_profile_is_refused():
+    import pytest
+
+    with pytest.raises(ValueError):
+        kernel_launches({"mine": [1, -5.0]}, ["mine"])

@@ -31,7 +31,22 @@ def test_cheat_is_caught_by_its_static_rule(cheat, rule):
 
 def test_findings_name_the_line():
     finding = check_static((CHEATS / "monkeypatch.py").read_text(), "python", "float32")[0]
-    assert not finding.passed and finding.detail.startswith("line 7:")
+    assert "line 8:" in finding.detail
+
+
+@pytest.mark.parametrize("cheat", ["monkeypatch.py", "reads_files.py", "passthrough_subclass.py", "deferred_thread.py",
+                                   "gpu_stream_escape.py", "c_reads_env.c", "c_thread.c"])
+def test_rules_a_runtime_check_can_decide_are_evidence_not_verdicts(cheat):
+    path = CHEATS / cheat
+    language = {".py": "python", ".c": "c", ".cu": "cuda"}[path.suffix]
+    findings = check_static(path.read_text(), language, "float32")
+    assert findings and all(f.passed and f.kind == "evidence" for f in findings)
+
+
+@pytest.mark.parametrize("cheat", ["lower_precision.py", "lazy_tensor.py", "try_fallback.py"])
+def test_rules_no_runtime_check_can_decide_stay_verdicts(cheat):
+    findings = check_static((CHEATS / cheat).read_text(), "python", "float32")
+    assert any(not f.passed and f.kind == "check" for f in findings)
 
 
 def test_a_mention_in_a_comment_or_docstring_is_not_code():

@@ -1,5 +1,5 @@
-"""The verifier's pure parts: output comparison, timing statistics and policy, the sandbox environment,
-the audit hook, the process guard, job records."""
+"""The verifier's pure parts: output comparison, timing statistics and policy, the judge's clock check,
+the sandbox environment, the runner's audit hook and process guard, job records and what a runner sees."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ import time
 import pytest
 import torch
 
-from engine.verify import audit
-from engine.verify.correctness import compare, poisoned_mask, same_values
-from engine.verify.guards import ProcessGuard
-from engine.verify.jobs import CArgSpec, ConfigSpec, Job, TimingSpec
+from engine.sandbox.programs import is_secret, python_env
+from engine.verify.judge.clock import Block, corroborate
+from engine.verify.judge.correctness import compare, same_values
+from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, TimingStats, Verdict
-from engine.verify.sandbox import clean_env, is_secret
-from engine.verify.scrub import poison_
-from engine.verify.timing import TrialPolicy, measure, stream_escape
+from engine.verify.runner import audit
+from engine.verify.runner.guards import ProcessGuard
+from engine.verify.wire.poison import poison_, poisoned_mask
+from engine.verify.wire.timing import TrialPolicy, measure
 
 
 def test_matching_outputs_pass_with_their_errors_reported():
@@ -84,7 +85,7 @@ def test_trial_policy_needs_both_minimums_and_stops_at_either_cap():
     assert policy.done(30, 1.0) and policy.done(1000, 0.1) and policy.done(3, 11.0) and not policy.done(2, 11.0)
 
 
-def test_cpu_measurement_times_every_callable_interleaved_with_median_and_iqr():
+def test_cpu_measurement_times_every_callable_interleaved():
     calls = {"a": 0, "b": 0}
 
     def slow(_i):
@@ -94,51 +95,61 @@ def test_cpu_measurement_times_every_callable_interleaved_with_median_and_iqr():
     def fast(_i):
         calls["b"] += 1
 
-    stats = measure({"a": slow, "b": fast}, TrialPolicy(5, 0.0, 8, 5.0), "cpu", flush_bytes=1 << 16)
-    assert stats["a"].trials == stats["b"].trials >= 5 and calls["a"] == calls["b"]
+    samples = measure({"a": slow, "b": fast}, TrialPolicy(5, 0.0, 8, 5.0), "cpu", flush_bytes=1 << 16)
+    assert len(samples["a"].times_us) == len(samples["b"].times_us) >= 5 and calls["a"] == calls["b"]
+    stats = {name: TimingStats.from_samples(s.times_us, s.clock) for name, s in samples.items()}
     assert stats["a"].median_us > 1500 > stats["b"].median_us and stats["a"].clock == "perf-counter"
-    assert stats["a"].iqr_us >= 0 and stats["a"].wall_us is None
+    assert stats["a"].iqr_us >= 0 and samples["a"].wall_us is None
 
 
-def test_stream_escape_is_a_wall_time_far_above_the_event_time():
-    honest = TimingStats(median_us=200.0, iqr_us=1.0, mean_us=200.0, min_us=199.0, trials=30, wall_us=230.0)
-    tiny_kernel = TimingStats(median_us=3.0, iqr_us=0.1, mean_us=3.0, min_us=2.9, trials=30, wall_us=40.0)
-    escaped = TimingStats(median_us=5.0, iqr_us=0.1, mean_us=5.0, min_us=4.9, trials=30, wall_us=400.0)
-    assert stream_escape(honest) is None and stream_escape(tiny_kernel) is None
-    assert "outside the timed stream" in stream_escape(escaped)
+def _blocks(claimed_us: float, clock_us: float, trials: int = 100, blocks: int = 3) -> list[Block]:
+    per = trials // blocks
+    return [Block([claimed_us] * per, clock_us * per) for _ in range(blocks)]
 
 
-def test_a_tiny_kernel_behind_slow_launches_is_not_a_stream_escape_but_hidden_work_still_is():
-    # 3 µs of kernel behind 140 µs of launch overhead per call: the wall time is the host's, not hidden work.
-    slow_host = TimingStats(median_us=3.0, iqr_us=0.1, mean_us=3.0, min_us=2.9, trials=30, wall_us=150.0,
-                            host_us=140.0)
-    hidden = TimingStats(median_us=3.0, iqr_us=0.1, mean_us=3.0, min_us=2.9, trials=30, wall_us=900.0,
-                         host_us=20.0)
-    assert stream_escape(slow_host) is None
-    assert "20.0 µs to issue" in stream_escape(hidden)
+def test_the_judges_clock_corroborates_an_honest_claim():
+    baseline = _blocks(claimed_us=300.0, clock_us=380.0)  # 80 µs of loop overhead per trial (flush, events)
+    honest = _blocks(claimed_us=120.0, clock_us=205.0)
+    verdict = corroborate(honest, baseline, round_trip_us=100.0)
+    assert verdict.ok and verdict.baseline_overhead_us == pytest.approx(80.0)
 
 
-def test_worker_environment_drops_secrets_and_keeps_the_toolchain(tmp_path):
-    base = {"OPENAI_API_KEY": "sk-x", "REFINERY_DATABASE_URL": "postgresql://u:p@h/db", "GITHUB_TOKEN": "t",
-            "MY_SECRET": "s", "PGPASSWORD": "p", "PATH": "/usr/bin", "CUDA_HOME": "/usr/local/cuda", "HOME": "/root"}
-    env = clean_env(tmp_path, base=base)
-    assert not {"OPENAI_API_KEY", "REFINERY_DATABASE_URL", "GITHUB_TOKEN", "MY_SECRET", "PGPASSWORD"} & set(env)
-    assert env["PATH"] == "/usr/bin" and env["CUDA_HOME"] == "/usr/local/cuda" and env["TMPDIR"] == str(tmp_path)
+def test_the_judges_clock_catches_a_patched_timer():
+    baseline = _blocks(claimed_us=300.0, clock_us=380.0)
+    forged = _blocks(claimed_us=10.0, clock_us=210.0)  # the work took 120 µs; the timer says 10
+    verdict = corroborate(forged, baseline, round_trip_us=100.0)
+    assert not verdict.ok and verdict.unexplained_us > 100 and "misreported its own timing" in verdict.detail
+
+
+def test_work_on_a_hidden_stream_shows_on_the_judges_clock():
+    baseline = _blocks(claimed_us=50.0, clock_us=70.0)
+    escaped = _blocks(claimed_us=5.0, clock_us=600.0)  # the events saw a launch, the device ran for 580 µs more
+    assert not corroborate(escaped, baseline, round_trip_us=50.0).ok
+
+
+def test_worker_environment_is_an_allow_list_without_secrets(monkeypatch):
+    for name, value in {"OPENAI_API_KEY": "sk-x", "REFINERY_DATABASE_URL": "postgresql://u:p@h/db",
+                        "GITHUB_TOKEN": "t", "MY_SECRET": "s", "PGPASSWORD": "p", "CUDA_HOME": "/usr/local/cuda",
+                        "LD_LIBRARY_PATH": "/usr/local/nvidia/lib64"}.items():
+        monkeypatch.setenv(name, value)
+    env = python_env(("engine/verify/runner",), OPENAI_API_KEY="sneaked-in", EXTRA="1")
+    assert not {"OPENAI_API_KEY", "REFINERY_DATABASE_URL", "GITHUB_TOKEN", "MY_SECRET", "PGPASSWORD", "HOME"} & set(env)
+    assert env["CUDA_HOME"] == "/usr/local/cuda" and env["LD_LIBRARY_PATH"].startswith("/usr/local/nvidia")
+    assert env["EXTRA"] == "1" and "sk-x" not in str(env)
     assert is_secret("anthropic_api_key") and not is_secret("CUDA_VISIBLE_DEVICES")
 
 
-def test_audit_hook_records_reads_outside_the_allowed_folders_only_while_watching(tmp_path):
-    allowed, denied = tmp_path / "allowed", tmp_path / "denied"
-    allowed.mkdir(), denied.mkdir()
-    (allowed / "a.txt").write_text("a"), (denied / "b.txt").write_text("b")
-    audit.install(read_roots=[], write_roots=[allowed], denied_roots=[denied])
+def test_audit_hook_records_writes_outside_the_scratch_folder_only_while_watching(tmp_path):
+    scratch, outside = tmp_path / "scratch", tmp_path / "outside"
+    scratch.mkdir(), outside.mkdir()
+    audit.install([str(scratch)])
     audit.take_events()
-    (denied / "b.txt").read_text()  # not watching: not recorded
+    (outside / "b.txt").write_text("b")  # not watching: not recorded
     with audit.watching():
-        (allowed / "a.txt").read_text()
-        (denied / "b.txt").read_text()
+        (scratch / "a.txt").write_text("a")
+        (outside / "c.txt").write_text("c")
     events = audit.take_events()
-    assert len(events) == 1 and "b.txt" in events[0]
+    assert len(events) == 1 and "c.txt" in events[0]
 
 
 def test_process_guard_reports_and_restores_a_patched_timer():
@@ -159,6 +170,17 @@ def test_process_guard_reports_a_changed_precision_flag():
     torch.backends.cuda.matmul.allow_tf32 = not before
     _, flags, _ = guard.check()
     assert flags and torch.backends.cuda.matmul.allow_tf32 == before
+
+
+def test_a_runner_is_told_the_code_but_no_seed_tolerance_or_answer():
+    job = Job(kind="pytorch", device="cpu", candidate_source="class ModelNew: ...", candidate_language="python",
+              init_seed=7, configs=[ConfigSpec("small", True, {"n": 4}, [123456789, 987654321])], rtol=1e-3,
+              timing=TimingSpec("small", 555555), reference_path="/home/someone/.local/share/problems/x/reference.py")
+    spec = job.candidate_spec().to_json()
+    text = str(spec)
+    assert "123456789" not in text and "987654321" not in text and "555555" not in text
+    assert "rtol" not in text and "hidden" not in text and "/home/someone" not in text
+    assert spec["configs"][0]["params"] == {"n": 4}
 
 
 def test_job_round_trips_through_json():

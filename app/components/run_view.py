@@ -21,6 +21,7 @@ from app.components import data, engine_api, run_charts
 from app.components.code import language_of, show_code, show_diff
 from app.components.diagnostics import configs_frame, show_diagnostics
 from app.components.errors import shown_errors
+from app.components.flag_review import flag_panel
 from app.components.style import (
     fmt_speedup,
     fmt_us,
@@ -248,12 +249,14 @@ def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
         verdict_badge(ev.verdict if ev else None)
         if ev and (ev.recorded or run.recorded):
             recorded_badge()
-        if ev and ev.flagged:
+        if ev and ev.flagged and ev.flag_review is None:
             st.badge("flagged: implausible speedup, re-measured", color="orange", icon=":material/flag:")
         if not run.is_terminal and not run.recorded and st.button(
                 "Fork from this candidate", icon=":material/call_split:", key=f"fork_{detail.id}"):
             _send(run.id, "fork", {"candidate_id": detail.id},
                   f"Fork requested: the next round starts from candidate #{detail.id}.")
+    if ev and ev.flagged:
+        flag_panel(ev)
     if ev:
         cols = st.columns(4)
         cols[0].metric("Speedup", fmt_speedup(ev.speedup))

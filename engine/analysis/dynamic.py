@@ -1,21 +1,19 @@
-"""ncu around one verified candidate, inside the same walls as the verifier's workers.
+"""ncu around one verified candidate, inside the same walls as the verifier's runners.
 
 A run calls this for each correct candidate when a GPU is present. The candidate (already built
-and cached by the verification) is written as a `run_once` job, and `ncu ... python -m
-engine.verify.run_once JOB LIMITS` runs it once on the timed configuration in a scratch folder,
-with the workers' environment (no secrets, no database URL), their resource limits and a hard
-time budget that kills the whole process group. Only the candidate's own kernels are profiled,
-one launch each. Every failure (no ncu, counters refused, a fault under the profiler, the
-budget) comes back as an `NcuProfile` with its reason, never as an exception: the round keeps
-its static diagnostics and says why it has no dynamic ones.
+and cached by the verification) is written to a `run_once` folder, and `ncu ... python -m
+engine.verify.runner.run_once FOLDER` runs inside a runner's sandbox (its namespaces, its seccomp
+filter, its limits, no secrets, no data folder), under a hard time budget that ends the sandbox
+with everything in it. Only the candidate's own kernels are profiled, one launch each. Every
+failure (no ncu, counters refused, a fault under the profiler, the budget) comes back as an
+`NcuProfile` with its reason, never as an exception: the round keeps its static diagnostics and
+says why it has no dynamic ones.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -65,12 +63,26 @@ def kernel_selection(report: StaticReport) -> tuple[str | None, int]:
     return regex, max(len(names), report.launches_per_call or 1)
 
 
+def _ncu_folders(ncu: str | None) -> list[Path]:
+    """The profiler's own install folders, shown read-only inside the sandbox."""
+    if not ncu:
+        return []
+    path = Path(ncu).resolve()
+    folders = [path.parent]
+    for parent in path.parents:
+        if parent.name.startswith("nsight-compute") or parent.name.startswith("NsightCompute"):
+            folders.append(parent)
+    return folders
+
+
 def profile_candidate(problem, source: str, language: str, static: StaticReport, *, settings=None,
                       config: str | None = None) -> NcuProfile:
     """ncu's fixed metric set for one call of the candidate on `config` (default: the timed configuration)."""
+    from engine.analysis.ncu import _default_ncu
+    from engine.sandbox import run as run_sandboxed
+    from engine.verify.once import run_once_spec
     from engine.verify.pool import PoolConfig
-    from engine.verify.prepare import write_run_once_job
-    from engine.verify.sandbox import cache_env, clean_env
+    from engine.verify.prepare import write_run_once_folder
 
     if settings is None:
         from engine.settings import get_settings
@@ -79,18 +91,24 @@ def profile_candidate(problem, source: str, language: str, static: StaticReport,
     regex, launches = kernel_selection(static)
     if regex is None:
         return NcuProfile(False, "no kernels found in the candidate's source to profile", [], 0.0, [])
-    root = Path(settings.cache_dir) / "verify"
-    root.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="ncu-", dir=root))
+    folder = Path(tempfile.mkdtemp(prefix="ncu-"))
     try:
         try:
-            job = write_run_once_job(problem, source, language, folder / "job.json", config=config, repeats=1)
+            write_run_once_folder(problem, source, language, folder, config=config, repeats=1)
         except ValueError as exc:
             return NcuProfile(False, str(exc), [], 0.0, [])
-        limits = PoolConfig.from_settings(settings).limits
-        command = [sys.executable, "-m", "engine.verify.run_once", str(job), json.dumps(limits.to_json())]
-        env = clean_env(folder, **cache_env(settings.cache_dir))
+        ncu = _default_ncu()
+        spec = run_once_spec(folder, limits=PoolConfig.from_settings(settings).limits, gpu=True,
+                             read_only=_ncu_folders(ncu), hidden=[settings.home])
+        command = spec.argv
+
+        def launch(argv: list[str], timeout: float) -> tuple[int | None, str]:
+            spec.argv = argv
+            done = run_sandboxed(spec, timeout_s=timeout)
+            output = (done.stdout + done.stderr).decode("utf-8", "replace")
+            return (None if done.timed_out else done.returncode), output
+
         return profile_command(command, budget_s=settings.ncu_budget_s, kernel_regex=regex, launch_count=launches,
-                               env=env, cwd=str(folder))
+                               ncu=ncu, launcher=launch)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

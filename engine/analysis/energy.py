@@ -72,41 +72,54 @@ def _default_sync() -> None:
 def measure_energy(fn: Callable[[], object], min_seconds: float = DEFAULT_SECONDS, device_index: int = 0,
                    sync: Callable[[], None] | None = None, warmup: int = 3) -> EnergyMeasurement:
     """Joules per call of `fn` (which enqueues GPU work) over a loop of at least `min_seconds`."""
-    pynvml = _nvml()
     sync = sync or _default_sync
-    try:
-        handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
-        name = pynvml.nvmlDeviceGetName(handle)
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        for _ in range(warmup):
-            fn()
-        sync()
-        idle = _power_watts(pynvml, handle)
-        probe_started = time.perf_counter()
-        probe = 0
-        while probe < 1000 and (time.perf_counter() - probe_started < 0.05 or probe < 3):
-            fn()
-            probe += 1
-        sync()
-        per_call = (time.perf_counter() - probe_started) / probe
-        batch = max(1, math.ceil(min_seconds / max(per_call, 1e-7) / 4))
-        start_energy = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
-        started = time.perf_counter()
-        calls = 0
+    for _ in range(warmup):
+        fn()
+    sync()
+    probe_started = time.perf_counter()
+    probe = 0
+    while probe < 1000 and (time.perf_counter() - probe_started < 0.05 or probe < 3):
+        fn()
+        probe += 1
+    sync()
+    per_call = (time.perf_counter() - probe_started) / probe
+    batch = max(1, math.ceil(min_seconds / max(per_call, 1e-7) / 4))
+
+    def loop(seconds: float) -> int:
+        started, calls = time.perf_counter(), 0
         while True:
             for _ in range(batch):
                 fn()
             calls += batch
             sync()
-            if time.perf_counter() - started >= min_seconds:
-                break
-        seconds = time.perf_counter() - started
+            if time.perf_counter() - started >= seconds:
+                return calls
+
+    return measure_energy_of_loop(loop, min_seconds, device_index)
+
+
+def measure_energy_of_loop(loop: Callable[[float], int], seconds: float = DEFAULT_SECONDS,
+                           device_index: int = 0) -> EnergyMeasurement:
+    """Joules per call of a loop that runs calls for `seconds` and returns how many it ran; the
+    counter is read here, around the loop, so the loop may run in another process (a candidate's)."""
+    pynvml = _nvml()
+    try:
+        handle = pynvml.nvmlDeviceGetHandleByIndex(device_index)
+        name = pynvml.nvmlDeviceGetName(handle)
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        idle = _power_watts(pynvml, handle)
+        start_energy = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
+        started = time.perf_counter()
+        calls = loop(seconds)
+        elapsed = time.perf_counter() - started
         end_energy = pynvml.nvmlDeviceGetTotalEnergyConsumption(handle)
     except pynvml.NVMLError as exc:
         raise EnergyUnavailable(f"NVML energy counter not readable: {exc}") from exc
+    if calls <= 0:
+        raise EnergyUnavailable("the loop ran no calls")
     joules = (end_energy - start_energy) / 1000.0
-    return EnergyMeasurement(joules_per_call=joules / calls, seconds_per_call=seconds / calls, calls=calls,
-                             seconds=seconds, joules=joules, average_watts=joules / seconds, idle_watts=idle,
+    return EnergyMeasurement(joules_per_call=joules / calls, seconds_per_call=elapsed / calls, calls=calls,
+                             seconds=elapsed, joules=joules, average_watts=joules / elapsed, idle_watts=idle,
                              device=name)
 
 

@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.build.tools import find_tool
@@ -309,12 +310,15 @@ def _run(command: list[str], timeout: float, env: dict | None, cwd: str | None) 
 def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = DEFAULT_METRICS,
                     budget_s: float | None = None, kernel_regex: str | None = None, launch_skip: int = 0,
                     launch_count: int | None = None, env: dict | None = None, cwd: str | None = None,
-                    ncu: str | None = None, follow_children: bool = False) -> NcuProfile:
+                    ncu: str | None = None, follow_children: bool = False,
+                    launcher: Callable[[list[str], float], tuple[int | None, str]] | None = None) -> NcuProfile:
     """Profile every (matching) kernel launch of `command`; never raises for profiler failures.
 
     Only `command`'s own process is watched unless `follow_children`: a candidate's kernels run in
     that process, and a compiler it starts (a cache miss) would otherwise carry the profiler's
-    injection into each of its tools, which made builds several times slower.
+    injection into each of its tools, which made builds several times slower. `launcher(argv,
+    timeout)` runs the profiler's whole command line elsewhere (a candidate's sandbox) and returns
+    (exit status or None at the timeout, output).
     """
     started = time.perf_counter()
     if budget_s is None:
@@ -340,7 +344,10 @@ def profile_command(command: list[str], metrics: tuple[str, ...] | list[str] = D
             args += ["--launch-skip", str(launch_skip)]
         if launch_count:
             args += ["--launch-count", str(launch_count)]
-        code, output = _run([*args, *command], max(remaining, 1.0), env, cwd)
+        if launcher is not None:
+            code, output = launcher([*args, *command], max(remaining, 1.0))
+        else:
+            code, output = _run([*args, *command], max(remaining, 1.0), env, cwd)
         seconds = time.perf_counter() - started
         if code is None:
             return NcuProfile(False, f"ncu exceeded its budget of {budget_s:.0f} s", parse_raw_csv(output), seconds,

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.build.tools import require_tool, tool_env
+from engine.build.sandboxed import SCRATCH, compile_sandboxed
+from engine.build.tools import require_tool
 
 NVCC_TIMEOUT_S = 300
 # CuPy's NVRTC builds see these headers implicitly; nvcc needs them spelled out only for the
@@ -66,29 +65,16 @@ def _nvcc(source: str, suffix: str, mode_flags: list[str], out_name: str, arch: 
     if output.exists() and log_path.exists():
         return CudaBuild(True, output, log_path.read_text(), 0.0, True, key)
     folder.mkdir(parents=True, exist_ok=True)
-    # Two builds of one key may race (a candidate that is also the baseline): each writes its own
-    # files and renames them into place, so a reader never sees a half-written library.
-    unique = f"{os.getpid()}-{threading.get_ident()}"
-    src = folder / f"source-{unique}{suffix}"
-    src.write_text(source)
-    partial = folder / f"{out_name}.{unique}.partial"
-    started = time.perf_counter()
-    try:
-        done = subprocess.run([str(nvcc), *flags, "-o", str(partial), str(src)], capture_output=True, text=True,
-                              timeout=NVCC_TIMEOUT_S, env=tool_env(), cwd=folder)
-        log, ok = (done.stdout + done.stderr).strip(), done.returncode == 0 and partial.exists()
-    except subprocess.TimeoutExpired:
-        log, ok = f"nvcc timed out after {NVCC_TIMEOUT_S} s", False
-    seconds = time.perf_counter() - started
-    if ok:
-        os.replace(partial, output)
-        os.replace(src, folder / f"source{suffix}")
-        log_partial = folder / f"build.log.{unique}.partial"
-        log_partial.write_text(log)
+    # Candidate source is compiled in a sandbox; the product is copied into the cache under a unique name
+    # and renamed into place, so two builds of one key may race and a reader never sees half a file.
+    done = compile_sandboxed([str(nvcc), *flags, "-o", f"{SCRATCH}/{out_name}", f"{SCRATCH}/source{suffix}"],
+                             {f"source{suffix}": source}, {out_name: output}, NVCC_TIMEOUT_S)
+    if done.ok:
+        (folder / f"source{suffix}").write_text(source)
+        log_partial = folder / f"build.log.{os.getpid()}-{threading.get_ident()}.partial"
+        log_partial.write_text(done.log)
         os.replace(log_partial, log_path)  # last: its presence marks a complete cache entry
-    else:
-        partial.unlink(missing_ok=True)
-    return CudaBuild(ok, output if ok else None, log, seconds, False, key)
+    return CudaBuild(done.ok, output if done.ok else None, done.log, done.seconds, False, key)
 
 
 def compile_cubin(source: str, arch: str, cache_dir: Path, extra: tuple[str, ...] = ()) -> CudaBuild:

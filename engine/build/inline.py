@@ -3,7 +3,7 @@
 A load_inline build takes about a minute (it compiles torch's headers), so three things keep it to
 once per distinct candidate: each candidate gets its own TORCH_EXTENSIONS_DIR named by a hash of its
 source, arch and torch version (torch's own ninja cache then finds it on every later load); on a GPU
-machine the build runs ahead of the worker in a sandboxed CPU process (`prebuild`), so the GPU is
+machine the build runs ahead of the runner in a sandboxed CPU process (`prebuild`), so the GPU is
 not idle while it compiles; and analysis cubins are compiled from the device code alone
 (`device_only_source`), which takes a second instead of a minute.
 """
@@ -11,16 +11,18 @@ not idle while it compiles; and analysis cubins are compiled from the device cod
 from __future__ import annotations
 
 import importlib.util
-import json
+import os
 import re
-import subprocess
+import shutil
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 from engine.build.cuda import content_key
 
 PREBUILD_TIMEOUT_S = 900
+EXTENSIONS_INSIDE = "/refinery/ext"  # the runner shows a candidate's build at this same path
 _TORCH_TOKENS = re.compile(r"\b(torch|at|c10|pybind11|py)::|\bTORCH_|\bPYBIND11_|\bAT_(DISPATCH|ASSERT)|\bC10_")
 _TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](torch|ATen|c10|pybind11|Python)[^>\"]*[>\"].*$", re.M)
 
@@ -122,43 +124,38 @@ def device_only_source(source: str) -> str:
     return text if "cuda_runtime" in text else "#include <cuda_runtime.h>\n" + text
 
 
-def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path,
+def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
              timeout_s: float = PREBUILD_TIMEOUT_S) -> tuple[bool, str]:
-    """Run the candidate module once in a sandboxed CPU-only process so its load_inline builds land in `ext_dir`.
+    """Run the candidate module once in a sandboxed CPU-only process so its load_inline builds land in
+    `ext_dir`, which the sandbox sees at the path the runner will later see it at (torch's build files
+    hold absolute paths, so nothing is rebuilt there)."""
+    from engine.sandbox import JobLimits, Mount, SandboxSpec, boundary, run, scratch_inside
+    from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
 
-    Errors after the builds (the module touching the GPU at import, say) are expected and ignored:
-    only the build matters here; the worker reports real load errors.
-    """
-    from engine.verify.sandbox import SandboxLimits, clean_env
-
-    scratch.mkdir(parents=True, exist_ok=True)
     ext_dir.mkdir(parents=True, exist_ok=True)
-    (scratch / "candidate.py").write_text(source)
-    env = clean_env(scratch)
-    env.update(TORCH_EXTENSIONS_DIR=str(ext_dir), TORCH_CUDA_ARCH_LIST=torch_arch_list(arch), CUDA_VISIBLE_DEVICES="")
-    spec = {"path": str(scratch / "candidate.py"), "limits": SandboxLimits(cpu_seconds=int(timeout_s)).to_json()}
+    where = boundary()
+    folder = Path(tempfile.mkdtemp(prefix="prebuild-", dir=_sandbox_root()))
     try:
-        done = subprocess.run([sys.executable, "-m", "engine.build.inline", json.dumps(spec)], capture_output=True,
-                              text=True, timeout=timeout_s, cwd=scratch, env=env)
-    except subprocess.TimeoutExpired:
+        (folder / "candidate.py").write_text(source)
+        spec = SandboxSpec(argv=[], scratch=folder, hidden=hidden_roots(), role="build",
+                           limits=JobLimits(memory_mb=16384, processes=256, cpu_seconds=int(timeout_s) * 4))
+        inside = scratch_inside(spec, where)
+        extensions = EXTENSIONS_INSIDE if where.namespaced else str(ext_dir)
+        spec.argv = [sys.executable, "-m", "engine.verify.runner.prebuild", f"{inside}/candidate.py"]
+        spec.mounts = [*mounts_for(RUNNER_PACKAGES, where)] + (
+            [Mount(ext_dir, EXTENSIONS_INSIDE, writable=True)] if where.namespaced else [])
+        spec.env = python_env(RUNNER_PACKAGES, where, TORCH_EXTENSIONS_DIR=extensions,
+                              TORCH_CUDA_ARCH_LIST=torch_arch_list(arch), CUDA_VISIBLE_DEVICES="",
+                              MAX_JOBS=str(max(1, os.cpu_count() or 1)))
+        done = run(spec, timeout_s=timeout_s)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if done.timed_out:
         return False, f"load_inline build timed out after {timeout_s:.0f} s"
-    return done.returncode == 0, (done.stdout + done.stderr)[-20000:]
+    return done.returncode == 0, (done.stdout + done.stderr).decode("utf-8", "replace")[-20000:]
 
 
-def _prebuild_main(spec: dict) -> int:
-    from engine.verify.sandbox import SandboxLimits, apply_limits
-
-    apply_limits(SandboxLimits.from_json(spec["limits"]), gpu=False)
-    path = spec["path"]
-    namespace = {"__name__": "candidate", "__file__": path}
-    try:
-        exec(compile(Path(path).read_text(), path, "exec"), namespace)  # noqa: S102 - sandboxed build process
-    except Exception as exc:  # noqa: BLE001 - only the build products matter
-        print(f"module raised: {type(exc).__name__}: {exc}", file=sys.stderr)
-        if "Error building extension" in str(exc):
-            return 3
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_prebuild_main(json.loads(sys.argv[1])))
+def _sandbox_root() -> Path:
+    root = Path(tempfile.gettempdir()) / "refinery-sandbox-builds"
+    root.mkdir(parents=True, exist_ok=True)
+    return root

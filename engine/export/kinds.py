@@ -9,6 +9,7 @@ from functools import cache
 import orjson
 
 from db import export_queries, runs_repo
+from db.evaluations import admitted
 from db.labels import load_evidence
 from engine.export.filters import ExportFilters
 from engine.export.schemas import reward_struct
@@ -34,6 +35,8 @@ def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
         if not (filters.wants_verdict(row["eval_verdict"]) and filters.wants_device(row["eval_device"])
                 and filters.wants_time(row["created_at"])):
             continue
+        if not admitted(bool(row["eval_flagged"]), row["eval_flag_review"]):
+            continue  # flagged for review: enters no dataset until a person clears it
         features = (row["static_data"] or {}).get("features", {})
         yield {
             "candidate_id": row["id"], "problem": row["problem_slug"], "run_id": row["run_id"],
@@ -134,6 +137,9 @@ def trajectory_rows(filters: ExportFilters) -> Iterator[dict]:
                 path.append(current)
                 current = rows.get(current.candidate.parent_id) if current.candidate.parent_id else None
             path.reverse()
+            if any(r.evaluation is not None and not admitted(r.evaluation.flagged, r.evaluation.flag_review)
+                   for r in path):
+                continue  # a turn is flagged for review: the trajectory waits for a person to clear it
             turns, messages = [], []
             for index, row in enumerate(path):
                 evaluation, feedback = row.evaluation, row.feedback

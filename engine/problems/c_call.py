@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.problems.c_inputs import ArgSpec
+from engine.verify.wire.c_inputs import ArgSpec
 
 CTYPES_SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
 

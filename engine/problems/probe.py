@@ -1,95 +1,95 @@
-"""Runs a problem's own code in a child process to prove it works: `get_inputs` at the smallest
-configuration (and optionally the reference forward), or compiling a C reference.
+"""Runs a problem's own code to prove it works, inside the sandbox: `get_inputs` at a configuration
+(and optionally the reference forward), or compiling a C reference and finding its entry point.
 
-The parent applies a timeout and turns any failure into a ProblemError that names the file.
+An imported problem file is as untrusted as a candidate until proven otherwise: its top-level code,
+its compile and its library's constructors run behind the same OS boundary (no data folder, no
+network, limits on the whole job). The parent applies a timeout and turns any failure into a
+ProblemError that names the file.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
+import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from engine.problems.library import ProblemError
 from engine.problems.model import Config, Problem
 
 C_COMPILER = "cc"
+PROBE_TIMEOUT_S = 120
 
 
-def compile_c_shared(source: Path, out: Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """`cc -O3 -shared -fPIC`, the way the harness builds C references and CPU candidates."""
+def compile_c_shared(source: Path, out: Path, extra: tuple[str, ...] = ()):
+    """`cc -O3 -shared -fPIC`, unsandboxed: only for the library's own shipped sources (tests, benchmarks)."""
+    import subprocess
+
     return subprocess.run([C_COMPILER, "-O3", "-shared", "-fPIC", *extra, "-o", str(out), str(source), "-lm"],
                           capture_output=True, text=True, timeout=120)
 
 
-def _probe_pytorch(path: str, params: dict, run_forward: bool) -> dict:
-    import torch
+def _probe(files: dict[str, bytes], argv_tail: list[str], timeout_s: float) -> tuple[dict | None, str]:
+    """(the probe's JSON result, or None with why) for `python -m engine.verify.runner.probe ARGS` in a
+    sandbox whose scratch folder holds `files`; `{scratch}` in ARGS is that folder's path inside."""
+    from engine.sandbox import JobLimits, SandboxSpec, boundary, run, scratch_inside
+    from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
 
-    from engine.problems.reference_module import load_module
-
-    module = load_module(Path(path).read_text(), params, filename=path)
-    for name in ("Model", "get_inputs", "get_init_inputs"):
-        if not hasattr(module, name):
-            return {"ok": False, "error": f"missing {name}"}
-    stage = "get_init_inputs()"
+    where = boundary()
+    root = Path(tempfile.gettempdir()) / "refinery-sandbox-builds"
+    root.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="probe-", dir=root))
     try:
-        init = module.get_init_inputs()
-        stage = "get_inputs()"
-        inputs = module.get_inputs()
-        stage = "Model(*get_init_inputs())"
-        torch.manual_seed(0)
-        model = module.Model(*init)
-        result = {"ok": True, "inputs": [list(getattr(t, "shape", ())) for t in inputs]}
-        if run_forward:
-            stage = "Model.forward(*get_inputs())"
-            started = time.perf_counter()
-            with torch.no_grad():
-                out = model(*inputs)
-            result["forward_s"] = time.perf_counter() - started
-            outs = out if isinstance(out, list | tuple) else [out]
-            result["outputs"] = [list(getattr(t, "shape", ())) for t in outs]
-        return result
-    except Exception as exc:  # noqa: BLE001 - the problem's own failure is the message
-        return {"ok": False, "error": f"{stage} raised {type(exc).__name__}: {exc}"}
-
-
-def probe_pytorch(path: Path, config: Config, run_forward: bool = False, timeout_s: float = 120) -> dict:
-    """Execute the reference in a child process; raises ProblemError on failure or timeout."""
-    cmd = [sys.executable, "-m", "engine.problems.probe", str(path), json.dumps(config.params)]
-    if run_forward:
-        cmd.append("--forward")
+        for name, content in files.items():
+            (folder / name).write_bytes(content)
+        spec = SandboxSpec(argv=[], scratch=folder, hidden=hidden_roots(), role="probe",
+                           limits=JobLimits(memory_mb=16384, processes=128, cpu_seconds=int(timeout_s) * 2))
+        inside = scratch_inside(spec, where)
+        spec.argv = [sys.executable, "-m", "engine.verify.runner.probe",
+                     *[a.replace("{scratch}", inside) for a in argv_tail]]
+        spec.mounts = mounts_for(RUNNER_PACKAGES, where)
+        spec.env = python_env(RUNNER_PACKAGES, where, CUDA_VISIBLE_DEVICES="")
+        done = run(spec, timeout_s=timeout_s)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if done.timed_out:
+        return None, f"timed out after {timeout_s:.0f} s"
+    lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                              cwd=Path(__file__).resolve().parents[2])
-    except subprocess.TimeoutExpired as exc:
-        raise ProblemError(path, f"timed out after {timeout_s:.0f} s at configuration {config.name!r}") from exc
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise ProblemError(path, f"crashed at configuration {config.name!r}: {' | '.join(tail)}")
-    result = json.loads(lines[-1])
+        return json.loads(lines[-1]), ""
+    except (IndexError, json.JSONDecodeError):
+        tail = " | ".join(done.stderr.decode("utf-8", "replace").strip().splitlines()[-3:])
+        return None, f"crashed ({done.detail}): {tail}"
+
+
+def probe_pytorch(path: Path, config: Config, run_forward: bool = False, timeout_s: float = PROBE_TIMEOUT_S) -> dict:
+    """Execute the reference in the sandbox; raises ProblemError on failure or timeout."""
+    argv = ["{scratch}/reference.py", json.dumps(config.params), *(["--forward"] if run_forward else [])]
+    result, why = _probe({"reference.py": Path(path).read_bytes()}, argv, timeout_s)
+    if result is None:
+        raise ProblemError(path, f"{why} at configuration {config.name!r}")
     if not result["ok"]:
         raise ProblemError(path, f"{result['error']} (configuration {config.name!r})")
     return result
 
 
 def probe_c(problem: Problem) -> None:
-    """Compile the C reference as the harness does and check it exports the entry point."""
-    import ctypes
+    """Compile the C reference as the harness does (sandboxed) and find its entry point (in the sandbox:
+    loading a library runs its constructors)."""
+    from engine.build.c import compile_c_library
 
-    with tempfile.TemporaryDirectory() as scratch:
-        lib = Path(scratch) / "reference.so"
-        done = compile_c_shared(problem.reference_path, lib)
-        if done.returncode != 0:
-            first = next((ln for ln in done.stderr.splitlines() if "error" in ln), done.stderr.strip()[:300])
+    with tempfile.TemporaryDirectory() as cache:
+        build = compile_c_library(problem.reference_source, Path(cache))
+        if not build.ok:
+            first = next((ln for ln in build.log.splitlines() if "error" in ln), build.log.strip()[:300])
             raise ProblemError(problem.reference_path, f"does not compile: {first}")
-        try:
-            getattr(ctypes.CDLL(str(lib)), problem.entry)
-        except AttributeError as exc:
-            raise ProblemError(problem.reference_path, f"defines no function {problem.entry!r}") from exc
+        result, why = _probe({"reference.so": build.output.read_bytes()},
+                             ["--c", "{scratch}/reference.so", str(problem.entry)], 60)
+    if result is None:
+        raise ProblemError(problem.reference_path, f"its library failed when loaded: {why}")
+    if not result["ok"]:
+        raise ProblemError(problem.reference_path, result["error"])
 
 
 def validate(problem: Problem, run_forward: bool = False) -> None:
@@ -98,7 +98,3 @@ def validate(problem: Problem, run_forward: bool = False) -> None:
         probe_c(problem)
     else:
         probe_pytorch(problem.reference_path, problem.configs[0], run_forward=run_forward)
-
-
-if __name__ == "__main__":
-    print(json.dumps(_probe_pytorch(sys.argv[1], json.loads(sys.argv[2]), "--forward" in sys.argv[3:])))

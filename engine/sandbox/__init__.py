@@ -6,8 +6,8 @@ completion under a hard timeout), and `JobLimits`. Nothing here knows about kern
 """
 
 from engine.sandbox.capabilities import Boundary, boundary
-from engine.sandbox.launch import SandboxProcess, SandboxRun, SandboxSpec, run, scratch_inside, spawn
+from engine.sandbox.launch import Mount, SandboxProcess, SandboxRun, SandboxSpec, run, scratch_inside, spawn
 from engine.sandbox.limits import JobLimits
 
-__all__ = ["Boundary", "JobLimits", "SandboxProcess", "SandboxRun", "SandboxSpec", "boundary", "run",
+__all__ = ["Boundary", "JobLimits", "Mount", "SandboxProcess", "SandboxRun", "SandboxSpec", "boundary", "run",
            "scratch_inside", "spawn"]

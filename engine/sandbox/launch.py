@@ -18,6 +18,7 @@ import signal
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,18 @@ UID_SPAN = 2000
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 _uid_lock = threading.Lock()
 _uids_in_use: set[int] = set()
+# Every sandbox is started from this one long-lived thread: "die with parent" follows the thread that
+# forked a process, so a sandbox started from a short-lived worker thread would die with that thread.
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host path shown at `target` inside (namespaced sandboxes only), read-only unless `writable`."""
+
+    source: Path
+    target: str
+    writable: bool = False
 
 
 @dataclass
@@ -44,6 +57,7 @@ class SandboxSpec:
     env: dict[str, str] = field(default_factory=dict)  # the whole environment inside, besides HOME/TMPDIR/PATH
     read_only: list[Path] = field(default_factory=list)
     writable: list[Path] = field(default_factory=list)
+    mounts: list[Mount] = field(default_factory=list)  # shown elsewhere inside (namespaced sandboxes)
     files: dict[str, bytes] = field(default_factory=dict)  # created read-only inside (namespaced sandboxes)
     hidden: list[Path] = field(default_factory=list)  # never visible: the repository, the data folder
     gpu: bool = False
@@ -100,16 +114,25 @@ def _bwrap_args(spec: SandboxSpec, where: Boundary, uid: int | None) -> tuple[li
     binds = [str(p) for p in (view.python_dirs(spec.hidden) if spec.python else [])]
     binds += [str(p) for p in spec.read_only if Path(p).exists()]
     writable = [str(p) for p in spec.writable]
-    targets = [t for _, _, t in system] + binds + writable + list(spec.files) + ["/etc/passwd", inside + "/x"]
-    for folder in view.ancestors(targets):
+    system_targets = [t for _, _, t in system] + list(spec.files) + ["/etc/passwd"]
+    for folder in view.ancestors(system_targets):
         args += ["--perms", "0755", "--dir", folder]
     args += view.mount_args(system)
+    # The kernel's file systems and the empty /tmp first, so a bind below /tmp lands on the new one.
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/sys", "/sys"]
+    user_targets = binds + writable + [m.target for m in spec.mounts] + [inside + "/x"]
+    for folder in view.ancestors(user_targets):
+        if folder not in ("/tmp", "/dev", "/proc", "/sys") and not folder.startswith(("/proc/", "/sys/", "/dev/")):
+            args += ["--perms", "0755", "--dir", folder]
     for path in binds:
         args += ["--ro-bind", path, path]
     for path in writable:
         args += ["--bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-             "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/sys", "/sys"]
+    for mount in spec.mounts:
+        args += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
+    for masked in _masked(spec, binds + writable):
+        args += ["--perms", "0700", "--tmpfs", masked]
     if spec.gpu:
         for device in view.gpu_device_paths():
             args += ["--dev-bind", device, device]
@@ -135,6 +158,20 @@ def _bwrap_args(spec: SandboxSpec, where: Boundary, uid: int | None) -> tuple[li
     return args, fds, info_read
 
 
+def _masked(spec: SandboxSpec, same_path_binds: list[str]) -> list[str]:
+    """Hidden folders that a bind would show (the data folder inside a bound tree): covered by an empty
+    tmpfs, so nothing in a hidden folder is ever visible, whatever else is bound."""
+    shown = [(Path(p).resolve(), p) for p in same_path_binds]
+    shown += [(Path(m.source).resolve(), m.target) for m in spec.mounts]
+    masked = []
+    for hidden in spec.hidden:
+        hidden = Path(hidden).resolve()
+        for source, target in shown:
+            if source in hidden.parents:
+                masked.append(str(Path(target) / hidden.relative_to(source)))
+    return list(dict.fromkeys(masked))
+
+
 def _plan(spec: SandboxSpec, where: Boundary, cgroup: JobCgroup | None) -> _Plan:
     uid = _allocate_uid(spec.role) if where.own_user else None
     home = scratch_inside(spec, where)
@@ -142,7 +179,8 @@ def _plan(spec: SandboxSpec, where: Boundary, cgroup: JobCgroup | None) -> _Plan
            "TMP": f"{home}/tmp", "TEMP": f"{home}/tmp"}
     (spec.scratch / "tmp").mkdir(parents=True, exist_ok=True)
     if uid is not None:
-        for folder in (spec.scratch, spec.scratch / "tmp", *spec.writable):
+        for folder in (spec.scratch, spec.scratch / "tmp", *spec.writable,
+                       *[m.source for m in spec.mounts if m.writable]):
             os.chown(folder, uid, uid)
     rlimits = spec.limits.rlimits(whole_job_memory=cgroup is not None, gpu=spec.gpu)
     procs = [str(f / "cgroup.procs") for f in cgroup.folders] if cgroup else []
@@ -253,8 +291,8 @@ def spawn(spec: SandboxSpec, *, stdin=None, stdout=None, stderr=None, pass_fds: 
     cgroup = JobCgroup.create(spec.limits.memory_mb, spec.limits.processes) if where.cgroup else None
     plan = _plan(spec, where, cgroup)
     try:
-        popen = subprocess.Popen(plan.argv, stdin=stdin, stdout=stdout, stderr=stderr, env=plan.env,
-                                 cwd=spec.scratch, pass_fds=(*plan.fds, *pass_fds), start_new_session=True)
+        popen = _SPAWNER.submit(subprocess.Popen, plan.argv, stdin=stdin, stdout=stdout, stderr=stderr, env=plan.env,
+                                cwd=spec.scratch, pass_fds=(*plan.fds, *pass_fds), start_new_session=True).result()
     except BaseException:
         if cgroup is not None:
             cgroup.close()

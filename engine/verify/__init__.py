@@ -1,9 +1,11 @@
-"""Verify: the sandboxed worker pool and everything measured on the GPU.
+"""Verify: judging candidates, with the judge standing outside the candidate.
 
-Offers `evaluate` / `evaluate_many` (candidate source → one `EvaluationResult` each),
-`WorkerPool` (long-lived sandboxed workers), the job and result records, and `run_once` for the
-profiler. Exports load lazily: the worker process imports modules of this package and must not
-pull in the parent-side ones (settings, the problem loader).
+The layout is the trust boundary. `judge/` is the trusted side (inputs from seeds, the reference,
+comparisons, the clock, the verdict); `runner/` is what runs inside a candidate's sandbox and
+imports nothing from the trusted side; `wire/` is all the two share. Around them, in this folder:
+`evaluate` / `evaluate_many` (candidate source → one `EvaluationResult`), `pool` (the sandboxed
+processes), `prepare` (the job), `static_rules`, the result `records` and the `report`.
+Exports load lazily, so importing the package pulls in nothing heavy.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ _EXPORTS = {
     "evaluate": "engine.verify.evaluate", "evaluate_many": "engine.verify.evaluate",
     "VerifyOptions": "engine.verify.evaluate", "Verifier": "engine.verify.evaluate",
     "WorkerPool": "engine.verify.pool", "PoolConfig": "engine.verify.pool", "JobOutcome": "engine.verify.pool",
-    "Job": "engine.verify.jobs", "EvaluationResult": "engine.verify.records", "Verdict": "engine.verify.records",
+    "Job": "engine.verify.judge.job", "EvaluationResult": "engine.verify.records", "Verdict": "engine.verify.records",
     "check_static": "engine.verify.static_rules", "make_job": "engine.verify.prepare",
     "write_run_once_job": "engine.verify.prepare",
 }

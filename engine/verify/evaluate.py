@@ -9,6 +9,7 @@ worker and flagged for review.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Sequence
@@ -19,17 +20,28 @@ from pathlib import Path
 from engine.build.candidate import CandidateBuild, build_candidate, language_of
 from engine.build.parallel import BuildRequest, build_executor, submit_build
 from engine.problems.model import Problem
+from engine.sandbox import boundary
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool, gpu_driver_present
 from engine.verify.prepare import SeedPlan, TimingOptions, make_job
 from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
 from engine.verify.static_rules import check_static
 
 LOG_CHARS = 30000
+log = logging.getLogger("refinery.sandbox")
 _NOISE = ("USDT:", "STAGE:", "[W kineto")  # profiler chatter in the worker log, not the candidate's
 
 
 def _clean_log(text: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(_NOISE))
+
+
+def announce_boundary() -> None:
+    """Say once per process what walls candidate code runs behind, and loudly what is missing."""
+    where = boundary()
+    if where.missing:
+        log.warning("%s; missing: %s", where.summary(), "; ".join(where.missing))
+    else:
+        log.info(where.summary())
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,7 @@ class Verifier:
     def ensure_pool(self) -> WorkerPool:
         if self.pool is None:
             self.pool = WorkerPool(config=PoolConfig.from_settings(self.settings))
+            announce_boundary()
         return self.pool
 
     def close(self) -> None:
@@ -98,7 +111,7 @@ class Verifier:
     def early_verdict(self, problem: Problem, source: str, language: str, static: list[IntegrityFinding],
                       build: CandidateBuild | None) -> EvaluationResult | None:
         """A verdict reached without running the candidate (static violation, compile error, needs a GPU)."""
-        failed = [f for f in static if not f.passed]
+        failed = [f for f in static if not f.passed and f.kind == "check"]
         if failed:
             return EvaluationResult(Verdict.INTEGRITY_VIOLATION, f"static rule {failed[0].check!r}: {failed[0].detail}",
                                     integrity=failed, log="\n".join(f"{f.check}: {f.detail}" for f in failed))
@@ -128,18 +141,28 @@ class Verifier:
     def finish(self, outcome: JobOutcome, build: CandidateBuild, static: list[IntegrityFinding]) -> EvaluationResult:
         """Map a job outcome to the result record, with the logs a user needs."""
         timeout = self.options.timeout_s or self.settings.worker_timeout_s
-        if outcome.status == "ok" and outcome.result is not None:
-            result = outcome.result
+        judged = outcome.result
+        if outcome.status == "ok" and judged is not None:
+            result = judged
         elif outcome.status == "timeout":
-            result = EvaluationResult(Verdict.TIMEOUT, f"no result within {timeout:.0f} s: the worker was killed "
-                                                       "and replaced")
+            stage = judged.message.removeprefix("the candidate's process ended ") if judged is not None else ""
+            where = f" ({stage})" if stage else ""
+            result = EvaluationResult(Verdict.TIMEOUT, f"no result within {timeout:.0f} s{where}: the candidate's "
+                                                       "process was killed with everything it started",
+                                      configs=judged.configs if judged else [])
         elif outcome.status == "crashed":
-            result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the worker died while running the candidate "
-                                                             f"({outcome.detail}); it was replaced")
+            result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the candidate's process died: {outcome.detail}",
+                                      configs=judged.configs if judged else [],
+                                      log=judged.log if judged else "")
         else:
-            result = EvaluationResult(Verdict.RUNTIME_ERROR, f"no worker could start: {outcome.detail}")
-        passed = [IntegrityFinding("static-rules", True, "no static rule fired")] if self.options.static_checks else []
-        result.integrity = passed + [f for f in static if not f.passed] + result.integrity
+            result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the verifier could not start: {outcome.detail}",
+                                      notes=["verifier error"])
+        rules = [f for f in static if f.kind == "check"]
+        passed = [IntegrityFinding("static-rules", True, "no static rule fired")] if (
+            self.options.static_checks and not any(not f.passed for f in rules)) else []
+        evidence = [f for f in static if f.kind == "evidence"]
+        result.integrity = passed + [f for f in rules if not f.passed] + evidence + result.integrity
+        result.notes = list(result.notes) + boundary().notes()
         result.build_seconds = build.seconds
         result.notes = list(build.notes) + list(result.notes)
         parts = [result.log, _clean_log(outcome.log).strip()]
@@ -156,7 +179,8 @@ class Verifier:
 
     def recheck(self, problem: Problem, build: CandidateBuild, source: str, static: list[IntegrityFinding],
                 result: EvaluationResult) -> EvaluationResult:
-        """Re-measure an implausible speedup in a fresh worker with new seeds; flag it either way."""
+        """Re-measure an implausible speedup in a fresh runner with new seeds; flag it either way (a flagged
+        result earns no speed reward and enters no dataset until a person clears it)."""
         threshold = self.options.suspicious_speedup or self.settings.suspicious_speedup
         if not (self.options.recheck_suspicious and result.speedup and result.speedup > threshold):
             return result
@@ -165,11 +189,11 @@ class Verifier:
         first = result.speedup
         if again.verdict == Verdict.CORRECT and again.speedup:
             again.flagged = True
-            again.flag_reason = (f"speedup {first:.1f}× is over {threshold:g}×: re-measured in a fresh worker with new "
-                                 f"inputs: {again.speedup:.1f}×; review before trusting it")
+            again.flag_reason = (f"speedup {first:.1f}× is over {threshold:g}×: re-measured in a fresh process with "
+                                 f"new inputs: {again.speedup:.1f}×; review before trusting it")
             return again
         again.flagged = True
-        again.flag_reason = (f"speedup {first:.1f}× did not reproduce in a fresh worker "
+        again.flag_reason = (f"speedup {first:.1f}× did not reproduce in a fresh process "
                              f"({again.verdict}: {again.message})")
         return again
 

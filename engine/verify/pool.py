@@ -1,44 +1,57 @@
-"""The worker pool: long-lived sandboxed worker processes, one per GPU (or CPU slot), fed jobs over pipes.
+"""The verifier's processes: per GPU (or CPU slot) one judge and a few pre-warmed runners, each in a
+sandbox of its own.
 
-The parent owns the clock: every job has a hard wall-clock timeout, after which the worker's whole
-process group is killed and the job's verdict is `timeout`. A worker that crashes (segfault,
-SIGXCPU, OOM kill) or reports its state untrustworthy (sticky CUDA error, monkeypatch) is replaced
-and the next job runs on the new one; callers get a `JobOutcome`, never an exception.
+A runner is started before it is needed (torch imported, CUDA context made) and serves exactly one
+candidate; then it is killed with everything it started and a fresh one takes its place. The judge
+is long-lived and never runs candidate code. For each job the pool hands the judge the job and the
+socket of a warm runner, enforces the wall-clock timeout (a process cannot be trusted to time
+itself out) and turns what happened into a `JobOutcome`; callers never get an exception.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import io
 import os
 import queue
-import selectors
-import signal
+import shutil
+import socket
 import subprocess
 import sys
+import tarfile
+import tempfile
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.verify.jobs import Job
+from engine.sandbox import JobLimits, Mount, SandboxProcess, SandboxSpec, boundary, spawn
+from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
+from engine.verify.judge.job import Job
 from engine.verify.records import EvaluationResult
-from engine.verify.sandbox import REPO_ROOT, SandboxLimits, cache_env, clean_env
+from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
 
-STARTUP_TIMEOUT_S = 180.0
+STARTUP_TIMEOUT_S = 300.0
+JUDGE_GRACE_S = 30.0
 LOG_TAIL_CHARS = 20000
+EXTENSIONS_INSIDE = "/refinery/ext"
 
 
 @dataclass(frozen=True)
 class PoolConfig:
     cache_dir: Path
-    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    limits: JobLimits = field(default_factory=JobLimits)  # each runner (one candidate)
+    judge_limits: JobLimits = field(default_factory=lambda: JobLimits(memory_mb=32768, processes=512,
+                                                                      cpu_seconds=24 * 3600))
     timeout_s: float = 120.0
-    gpus: tuple[int, ...] | None = None  # one worker per listed GPU (CUDA_VISIBLE_DEVICES); None: no pinning
-    denied_roots: tuple[Path, ...] = ()
-    max_jobs_per_worker: int = 200
-    env: dict[str, str] = field(default_factory=dict)
+    gpus: tuple[int, ...] | None = None  # one slot per listed GPU (CUDA_VISIBLE_DEVICES); None: no pinning
+    spares: int = 0  # warm runners kept per slot; 0: chosen from the machine (see `spare_count`)
+    hidden: tuple[Path, ...] = ()  # never visible in a sandbox besides the repository (the data folder)
+    max_jobs_per_judge: int = 500
+    env: dict[str, str] = field(default_factory=dict)  # extra variables for the sandboxes (never secrets)
+    scratch_root: Path | None = None
 
     @classmethod
     def from_settings(cls, settings=None, **overrides) -> PoolConfig:
@@ -46,11 +59,10 @@ class PoolConfig:
             from engine.settings import get_settings
 
             settings = get_settings()
-        limits = SandboxLimits(cpu_seconds=settings.worker_cpu_seconds, file_size_mb=settings.worker_file_size_mb,
-                               memory_mb=settings.worker_memory_mb)
-        denied = (REPO_ROOT / "assets", REPO_ROOT / "tests", settings.home)
+        limits = JobLimits(memory_mb=settings.worker_memory_mb, processes=settings.worker_processes,
+                           cpu_seconds=settings.worker_cpu_seconds, file_size_mb=settings.worker_file_size_mb)
         values = {"cache_dir": settings.cache_dir, "limits": limits, "timeout_s": settings.worker_timeout_s,
-                  "denied_roots": denied}
+                  "hidden": (settings.home,), "spares": settings.runner_spares}
         values.update(overrides)
         return cls(**values)
 
@@ -62,16 +74,17 @@ class WorkerInfo:
     device: str | None
     torch: str
     startup_s: float
-    applied: dict
+    applied: dict  # what the boundary provides, in words
 
 
 @dataclass
 class JobOutcome:
-    """What happened to one job: `ok` (a result came back), `timeout`, `crashed`, or `start_failed`."""
+    """What happened to one job: `ok` (the judge's verdict came back), `timeout`, `crashed` (the
+    candidate's process died; the judge's verdict says where), or `start_failed`."""
 
     status: str
     result: EvaluationResult | None = None
-    raw: dict | None = None  # the result message for non-evaluation jobs (info)
+    raw: dict | None = None
     log: str = ""
     seconds: float = 0.0
     detail: str = ""
@@ -83,177 +96,298 @@ def gpu_driver_present() -> bool:
     return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidiactl").exists()
 
 
-def _signal_name(returncode: int | None) -> str:
-    if returncode is None:
-        return "still running"
-    if returncode < 0:
+def spare_count(config: PoolConfig, gpu: bool) -> int:
+    """Warm runners per slot: a runner takes seconds to start (torch, the CUDA context) and serves one
+    candidate, so a GPU slot keeps enough warming to start about one a second; a CPU slot keeps one."""
+    if config.spares:
+        return config.spares
+    if not gpu:
+        return 1
+    return max(2, min(10, (os.cpu_count() or 4) - 4))
+
+
+def _scratch_root(config: PoolConfig) -> Path:
+    root = config.scratch_root or Path(tempfile.gettempdir()) / f"refinery-sandbox-{os.getuid()}"
+    root.mkdir(parents=True, exist_ok=True)
+    os.chmod(root, 0o711)
+    return root
+
+
+def _device_env(gpu: int | None) -> dict[str, str]:
+    return {"CUDA_VISIBLE_DEVICES": str(gpu)} if gpu is not None else {}
+
+
+class _Sandboxed:
+    """A sandboxed program of ours with a socket to it and a log file."""
+
+    def __init__(self, config: PoolConfig, role: str, gpu: int | None) -> None:
+        self.config, self.role, self.gpu = config, role, gpu
+        self.job: SandboxProcess | None = None
+        self.channel: Channel | None = None
+        self.hello: dict | None = None
+        self.scratch: Path | None = None
+        self.log_path: Path | None = None
+
+    def _start(self, argv: list[str], packages: tuple[str, ...] | None, limits: JobLimits, gpu_devices: bool,
+               env: dict[str, str], mounts: list[Mount], scratch_env: dict[str, str] | None = None) -> None:
+        """Start the program; `scratch_env` names variables that point into its scratch folder."""
+        root = _scratch_root(self.config)
+        self.scratch = Path(tempfile.mkdtemp(prefix=f"{self.role}-", dir=root))
+        home = "/scratch" if boundary().namespaced else str(self.scratch)
+        env = {**env, **{name: f"{home}/{sub}" for name, sub in (scratch_env or {}).items()}}
+        log = tempfile.NamedTemporaryFile(prefix=f"{self.role}-", suffix=".log", dir=root, delete=False)  # noqa: SIM115
+        self.log_path = Path(log.name)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            return f"killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exited with status {returncode}"
-
-
-class Worker:
-    """One worker process and its pipes; not thread-safe (the pool hands it to one thread at a time)."""
-
-    def __init__(self, index: int, config: PoolConfig, gpu: int | None) -> None:
-        self.index, self.config, self.gpu = index, config, gpu
-        self.proc: subprocess.Popen | None = None
-        self.info: WorkerInfo | None = None
-        self.jobs = 0
-        self.cpu_s = 0.0
-        self._buffer = b""
-        self.base = Path(config.cache_dir) / "verify" / f"worker-{index}"
-        self.log_path = self.base.parent / "logs" / f"worker-{index}.log"
-
-    def start(self) -> None:
-        self.base.mkdir(parents=True, exist_ok=True)
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        cache = Path(self.config.cache_dir)
-        extra = {**cache_env(cache), **self.config.env}
-        if self.gpu is not None:
-            extra["CUDA_VISIBLE_DEVICES"] = str(self.gpu)
-        env = clean_env(self.base, **extra)
-        spec = {"limits": self.config.limits.to_json(), "cache_dir": str(cache),
-                "denied_roots": [str(p) for p in self.config.denied_roots]}
-        log = open(self.log_path, "ab")  # noqa: SIM115 - handed to the child, closed below
-        try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "engine.verify.worker", json.dumps(spec)],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=self.base,
-                                         env=env, start_new_session=True)
+            spec = SandboxSpec(argv=[*argv, "--fd", str(theirs.fileno())], scratch=self.scratch,
+                               env=python_env(packages, **{**env, **_device_env(self.gpu), **self.config.env}),
+                               mounts=[*mounts_for(packages), *mounts], hidden=hidden_roots(*self.config.hidden),
+                               gpu=gpu_devices, limits=limits, role=self.role)
+            self.job = spawn(spec, stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(theirs.fileno(),))
         finally:
+            theirs.close()
             log.close()
-        self._buffer, self.info, self.jobs, self.cpu_s = b"", None, 0, 0.0
+        self.channel = Channel(ours)
+
+    def ready(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict:
+        """The hello message; raises RuntimeError with the log if the process does not come up."""
+        if self.hello is not None:
+            return self.hello
+        self.channel.sock.settimeout(timeout_s)
+        try:
+            message, _, _ = self.channel.receive()
+        except (ChannelClosed, ProtocolError, OSError) as exc:
+            with contextlib.suppress(Exception):
+                self.job.wait(timeout=5)
+            detail = self.job.exit_detail() if self.job else "not started"
+            self.close()
+            raise RuntimeError(f"the {self.role} did not start ({detail}; {exc}): {self.log_tail()[-3000:]}") from exc
+        finally:
+            if self.channel is not None:
+                with contextlib.suppress(OSError):
+                    self.channel.sock.settimeout(None)
+        if message.get("type") != "hello":
+            self.close()
+            raise RuntimeError(f"the {self.role} sent {message.get('type')!r} instead of its hello")
+        self.hello = message
+        return message
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        return self.job is not None and self.job.poll() is None
 
-    def _read_message(self, deadline: float) -> dict | None:
-        """The next protocol line, or None on EOF; raises TimeoutError at the deadline."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.proc.stdout, selectors.EVENT_READ)
-            while b"\n" not in self._buffer:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError
-                if not selector.select(timeout=min(remaining, 1.0)):
-                    continue
-                chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
-                if not chunk:
-                    return None
-                self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
-
-    def ready(self) -> WorkerInfo:
-        """Wait for the hello; raises RuntimeError (with the log) if the worker cannot start."""
-        if self.info is not None:
-            return self.info
-        if self.proc is None:
-            self.start()
-        try:
-            hello = self._read_message(time.monotonic() + STARTUP_TIMEOUT_S)
-        except TimeoutError:
-            hello = None
-        if not hello or hello.get("type") != "hello":
-            self.kill()
-            raise RuntimeError(f"worker did not start ({_signal_name(self.proc.returncode)}): {self.log_tail(0)}")
-        self.info = WorkerInfo(hello["pid"], hello["cuda"], hello.get("device"), hello.get("torch", ""),
-                               hello.get("startup_s", 0.0), hello.get("applied", {}))
-        return self.info
-
-    def log_size(self) -> int:
-        try:
-            return self.log_path.stat().st_size
-        except OSError:
-            return 0
-
-    def log_tail(self, offset: int) -> str:
+    def log_tail(self) -> str:
         try:
             with open(self.log_path, "rb") as handle:
-                handle.seek(offset)
-                text = handle.read().decode("utf-8", "replace")
-        except OSError:
+                handle.seek(max(0, os.path.getsize(self.log_path) - LOG_TAIL_CHARS))
+                return handle.read().decode("utf-8", "replace")
+        except (OSError, TypeError):
             return ""
-        return text[-LOG_TAIL_CHARS:]
+
+    def close(self) -> None:
+        if self.channel is not None:
+            with contextlib.suppress(OSError):
+                self.channel.close()
+            self.channel = None
+        if self.job is not None:
+            self.job.close()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+
+class RunnerProcess(_Sandboxed):
+    """A runner: started ahead, serves one candidate, then closed with everything it started."""
+
+    def __init__(self, config: PoolConfig, gpu: int | None, device: str) -> None:
+        super().__init__(config, "runner", gpu)
+        self.device = device
+        self.ext = Path(tempfile.mkdtemp(prefix="ext-", dir=_scratch_root(config)))
+        namespaced = boundary().namespaced
+        self._start([sys.executable, "-m", "engine.verify.runner", "--device", device], RUNNER_PACKAGES,
+                    config.limits, device == "cuda",
+                    {"TORCH_EXTENSIONS_DIR": EXTENSIONS_INSIDE if namespaced else str(self.ext)},
+                    [Mount(self.ext, EXTENSIONS_INSIDE, writable=True)] if namespaced else [],
+                    {"CUPY_CACHE_DIR": "cupy", "TRITON_CACHE_DIR": "triton", "TORCHINDUCTOR_CACHE_DIR": "inductor"})
+
+    def close(self) -> None:
+        super().close()
+        shutil.rmtree(self.ext, ignore_errors=True)
+
+
+class JudgeProcess(_Sandboxed):
+    def __init__(self, config: PoolConfig, gpu: int | None, device: str) -> None:
+        super().__init__(config, "judge", gpu)
+        self.jobs = 0
+        self._start([sys.executable, "-m", "engine.verify.judge", *([] if device == "cuda" else ["--cpu"])],
+                    ("engine",), config.judge_limits, device == "cuda", {}, [],
+                    {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"})
+
+
+def _artifacts(job: Job) -> tuple[dict[str, int], bytes]:
+    """The built files the judge and the runner need, as one payload with their sizes (in order)."""
+    blobs: dict[str, bytes] = {}
+    if job.reference_library:
+        blobs["reference"] = Path(job.reference_library).read_bytes()
+    if job.baseline_library:
+        blobs["baseline"] = Path(job.baseline_library).read_bytes()
+    if job.candidate_library:
+        blobs["candidate"] = Path(job.candidate_library).read_bytes()
+    elif job.extensions_dir and Path(job.extensions_dir).is_dir():
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            for item in sorted(Path(job.extensions_dir).iterdir()):
+                archive.add(item, arcname=item.name)
+        blobs["candidate"] = buffer.getvalue()
+    return {k: len(v) for k, v in blobs.items()}, b"".join(blobs.values())
+
+
+class Slot:
+    """One GPU (or the CPU): its judge and its warm runners; one job at a time."""
+
+    def __init__(self, config: PoolConfig, gpu: int | None) -> None:
+        self.config, self.gpu = config, gpu
+        self.judge: JudgeProcess | None = None
+        self.spares: deque[RunnerProcess] = deque()
+        self.device = "cpu"
+        self.info: WorkerInfo | None = None
+
+    def start(self) -> WorkerInfo:
+        if self.judge is not None and self.judge.alive and self.info is not None:
+            return self.info
+        if self.judge is not None:
+            self.judge.close()
+        device = "cuda" if gpu_driver_present() else "cpu"
+        started = time.perf_counter()
+        self.judge = JudgeProcess(self.config, self.gpu, device)
+        hello = self.judge.ready()
+        self.device = "cuda" if hello.get("cuda") else "cpu"
+        where = boundary()
+        self.info = WorkerInfo(hello.get("pid", 0), bool(hello.get("cuda")), hello.get("device"),
+                               str(hello.get("torch", "")), time.perf_counter() - started,
+                               {"sandbox": where.summary(), "missing": list(where.missing)})
+        self.fill()
+        return self.info
+
+    def fill(self) -> None:
+        while len(self.spares) < spare_count(self.config, self.device == "cuda"):
+            self.spares.append(RunnerProcess(self.config, self.gpu, self.device))
+
+    def take_runner(self) -> RunnerProcess:
+        """The oldest warm runner (waiting for it if it is still warming); a new one starts behind it."""
+        self.fill()
+        runner = self.spares.popleft()
+        self.fill()
+        return runner
 
     def run(self, job: Job, timeout_s: float) -> JobOutcome:
         try:
-            self.ready()
+            self.start()
         except RuntimeError as exc:
             return JobOutcome("start_failed", detail=str(exc))
-        offset, started, pid = self.log_size(), time.monotonic(), self.info.pid
+        runner = self.take_runner()
+        started = time.monotonic()
         try:
-            self.proc.stdin.write((json.dumps({"type": "job", "job": job.to_json()}) + "\n").encode())
-            self.proc.stdin.flush()
-            message = self._read_message(started + timeout_s)
-        except TimeoutError:
-            self.kill()
-            return JobOutcome("timeout", log=self.log_tail(offset), seconds=time.monotonic() - started,
-                              detail=f"no result after {timeout_s:.0f} s; the worker was killed",
-                              worker_pid=pid)
-        except (BrokenPipeError, OSError, json.JSONDecodeError):
-            message = None
+            try:
+                hello = runner.ready()
+            except RuntimeError as exc:
+                return JobOutcome("start_failed", detail=str(exc))
+            return self._judge(job, runner, hello, started, timeout_s)
+        finally:
+            runner.close()
+
+    def _judge(self, job: Job, runner: RunnerProcess, hello: dict, started: float, timeout_s: float) -> JobOutcome:
+        sizes, payload = _artifacts(job)
+        judge = self.judge
+        try:
+            judge.channel.send({"op": "job", "job": job.to_json(), "blobs": sizes}, payload=payload,
+                               fds=(runner.channel.sock.fileno(),))
+        except OSError as exc:
+            self.restart_judge()
+            return JobOutcome("start_failed", detail=f"the judge did not take the job: {exc}")
+        runner.channel.close()  # the judge holds the runner's socket now
+        runner.channel = None
+        message, timed_out = self._await_result(judge, runner, started + timeout_s)
         seconds = time.monotonic() - started
-        if message is None or message.get("type") != "result":
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=5)
-            detail = f"worker {_signal_name(self.proc.poll())}"
-            self.kill()
-            return JobOutcome("crashed", log=self.log_tail(offset), seconds=seconds, detail=detail,
-                              worker_pid=pid)
-        self.jobs += 1
-        self.cpu_s = message.get("cpu_s", 0.0)
-        if message.get("fatal"):
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=10)
-            self.kill()
-        raw = message["result"]
-        result = EvaluationResult.from_json(raw) if "verdict" in raw else None
-        return JobOutcome("ok", result=result, raw=raw, log=self.log_tail(offset), seconds=seconds,
-                          worker_pid=pid)
+        judge.jobs += 1
+        if message is not None and message.get("runner_lost"):
+            with contextlib.suppress(Exception):  # it is dying: let its exit status arrive
+                runner.job.wait(timeout=5)
+        exit_detail = runner.job.exit_detail() if runner.job else ""
+        log = runner.log_tail()
+        if message is None:
+            self.restart_judge()
+            status = "timeout" if timed_out else "crashed"
+            detail = (f"no verdict within {timeout_s:.0f} s; the candidate's process was killed" if timed_out
+                      else f"the judge stopped answering ({exit_detail})")
+            return JobOutcome(status, log=log, seconds=seconds, detail=detail, worker_pid=hello.get("pid"))
+        if "verdict" not in message["result"]:  # an info job: the runner's facts, passed on
+            return JobOutcome("ok", None, message["result"], log, seconds, "", hello.get("pid"))
+        result = EvaluationResult.from_json(message["result"])
+        if judge.jobs >= self.config.max_jobs_per_judge:
+            self.restart_judge()
+        if timed_out:
+            return JobOutcome("timeout", result, message["result"], log, seconds,
+                              f"no verdict within {timeout_s:.0f} s ({result.message}); the candidate's process was "
+                              "killed", hello.get("pid"))
+        if message.get("runner_lost"):
+            return JobOutcome("crashed", result, message["result"], log, seconds,
+                              f"{result.message} ({exit_detail})", hello.get("pid"))
+        return JobOutcome("ok", result, message["result"], log, seconds, "", hello.get("pid"))
 
-    @property
-    def worn_out(self) -> bool:
-        """Recycled before the CPU rlimit (cumulative per process) or leaks can bite."""
-        return self.jobs >= self.config.max_jobs_per_worker or self.cpu_s > 0.5 * self.config.limits.cpu_seconds
+    def _await_result(self, judge: JudgeProcess, runner: RunnerProcess, deadline: float) -> tuple[dict | None, bool]:
+        """The judge's result message, killing the runner at the deadline (the judge then answers)."""
+        timed_out = False
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 and not timed_out:
+                timed_out = True
+                runner.job.kill()
+                deadline = time.monotonic() + JUDGE_GRACE_S
+                continue
+            if remaining <= 0:
+                return None, timed_out
+            judge.channel.sock.settimeout(min(remaining, 1.0))
+            try:
+                message, _, _ = judge.channel.receive()
+            except TimeoutError:
+                continue
+            except (ChannelClosed, ProtocolError, OSError):
+                return None, timed_out
+            finally:
+                with contextlib.suppress(OSError):
+                    if judge.channel is not None:
+                        judge.channel.sock.settimeout(None)
+            if message.get("type") == "result":
+                return message, timed_out
 
-    def kill(self) -> None:
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
-        for stream in (self.proc.stdin, self.proc.stdout):
+    def restart_judge(self) -> None:
+        if self.judge is not None:
+            self.judge.close()
+        self.judge, self.info = None, None
+
+    def close(self) -> None:
+        for runner in self.spares:
+            runner.close()
+        self.spares.clear()
+        if self.judge is not None:
             with contextlib.suppress(OSError):
-                stream.close()
-        self.proc, self.info = None, None
-
-    def stop(self) -> None:
-        if self.alive:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.write(b'{"type": "stop"}\n')
-                self.proc.stdin.flush()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=10)
-        self.kill()
+                self.judge.channel.send({"op": "stop"})
+            self.judge.close()
+            self.judge = None
 
 
 class WorkerPool:
-    """`run(job)` blocks for a free worker; `submit(job)` returns a Future. Use as a context manager."""
+    """`run(job)` blocks for a free slot; `submit(job)` returns a Future. Use as a context manager."""
 
     def __init__(self, size: int | None = None, config: PoolConfig | None = None) -> None:
         self.config = config or PoolConfig.from_settings()
         gpus = self.config.gpus
         self.size = size or (len(gpus) if gpus else 1)
-        self._workers = [Worker(i, self.config, gpus[i % len(gpus)] if gpus else None) for i in range(self.size)]
-        self._idle: queue.Queue[Worker] = queue.Queue()
-        for worker in self._workers:
-            self._idle.put(worker)
+        self._slots = [Slot(self.config, gpus[i % len(gpus)] if gpus else None) for i in range(self.size)]
+        self._idle: queue.Queue[Slot] = queue.Queue()
+        for slot in self._slots:
+            self._idle.put(slot)
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._info: WorkerInfo | None = None
@@ -261,13 +395,13 @@ class WorkerPool:
 
     @property
     def info(self) -> WorkerInfo:
-        """What the workers run on (GPU name or none), from a started worker's hello."""
+        """What the slots run on (GPU name or none) and the sandbox they run in, from a started judge."""
         if self._info is None:
-            worker = self._idle.get()
+            slot = self._idle.get()
             try:
-                self._info = worker.ready()
+                self._info = slot.start()
             finally:
-                self._idle.put(worker)
+                self._idle.put(slot)
         return self._info
 
     @property
@@ -275,21 +409,15 @@ class WorkerPool:
         return self.info.cuda
 
     def run(self, job: Job, timeout_s: float | None = None, fresh: bool = False) -> JobOutcome:
-        """Run one job on the next free worker (a newly started one when `fresh`)."""
-        worker = self._idle.get()
+        """Run one job on the next free slot; every job gets a runner no candidate has touched."""
+        slot = self._idle.get()
         try:
-            if fresh or worker.worn_out:
-                worker.stop()
-            if worker.proc is None:
-                worker.start()
-            outcome = worker.run(job, timeout_s or self.config.timeout_s)
-            if outcome.status != "ok" or not worker.alive:
+            outcome = slot.run(job, timeout_s or self.config.timeout_s)
+            if outcome.status != "ok":
                 self.replacements += 1
-                worker.kill()
-                worker.start()  # the replacement starts up while the caller reads this outcome
             return outcome
         finally:
-            self._idle.put(worker)
+            self._idle.put(slot)
 
     def submit(self, job: Job, timeout_s: float | None = None, fresh: bool = False) -> Future[JobOutcome]:
         with self._lock:
@@ -300,8 +428,8 @@ class WorkerPool:
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
-        for worker in self._workers:
-            worker.stop()
+        for slot in self._slots:
+            slot.close()
 
     def __enter__(self) -> WorkerPool:
         return self

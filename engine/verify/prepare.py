@@ -10,15 +10,16 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine import python_ast
 from engine.build.candidate import CandidateBuild, build_candidate
 from engine.build.inline import torch_arch_list
-from engine.problems.c_inputs import arg_specs
+from engine.problems.c_args import arg_specs
 from engine.problems.model import Config, Problem
-from engine.verify.jobs import CArgSpec, ConfigSpec, Job, TimingSpec
+from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
 
 CPU_TIMING_MAX_BYTES = 64 * 2**20  # on a CPU, time the largest configuration up to this many bytes
 
@@ -125,12 +126,16 @@ def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, 
     return job
 
 
-def write_run_once_job(problem: Problem, source: str, language: str, path: Path, *, config: str | None = None,
-                       repeats: int = 5, device: str = "cuda") -> Path:
-    """Build the candidate and write the JSON that `python -m engine.verify.run_once` takes (ncu wraps it)."""
+def write_run_once_folder(problem: Problem, source: str, language: str, folder: Path, *, config: str | None = None,
+                          repeats: int = 5, device: str = "cuda") -> Path:
+    """Build the candidate and fill `folder` with what `python -m engine.verify.runner.run_once FOLDER`
+    takes (ncu wraps that process): `job.json` (the runner's view of the candidate, one configuration,
+    a seed), and the candidate's library or its load_inline build."""
     from engine.settings import get_settings
 
     settings = get_settings()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
     build = build_candidate(problem, source, language, prebuild_inline=device == "cuda")
     if not build.ok:
         raise ValueError(f"the candidate does not build: {build.error}")
@@ -138,7 +143,12 @@ def write_run_once_job(problem: Problem, source: str, language: str, path: Path,
     job = make_job(problem, build, source, device, cache_dir=settings.cache_dir, trials=1, timing=None,
                    arch=settings.gpu_arch, checks=False, mode="run_once")
     job.configs = [c for c in job.configs if c.name == chosen.name]
-    job.repeats = repeats
-    job.scratch_dir = str(Path(path).resolve().parent / f"run_once-{job.job_id}")
-    Path(path).write_text(json.dumps(job.to_json(), indent=1))
-    return Path(path)
+    spec = job.candidate_spec()
+    plan = {"spec": spec.to_json(), "config": chosen.name, "seed": job.configs[0].seeds[0], "init_seed": job.init_seed,
+            "repeats": repeats}
+    (folder / "job.json").write_text(json.dumps(plan, indent=1))
+    if build.library is not None:
+        shutil.copyfile(build.library, folder / "candidate.so")
+    if build.extensions_dir is not None and Path(build.extensions_dir).is_dir():
+        shutil.copytree(build.extensions_dir, folder / "ext", dirs_exist_ok=True)
+    return folder

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.verify.jobs import Job
+from engine.verify.judge.job import Job
 from engine.verify.pool import STARTUP_TIMEOUT_S, JobOutcome, PoolConfig, WorkerInfo, WorkerPool
 
 LIBRARY_FIELDS = ("candidate_library", "reference_library", "baseline_library")
@@ -142,10 +142,10 @@ class PoolActor:
         env = dict(config.env)
         if os.environ.get("CUDA_VISIBLE_DEVICES") is not None:  # the GPU Ray gave this actor
             env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
-        # Ray's token and session files are this node's keys to the cluster: candidate code touching them is flagged.
-        denied = (*config.denied_roots, Path.home() / ".ray", Path(tempfile.gettempdir()) / "ray")
+        # Ray's token and session files are this node's keys to the cluster: never visible inside a sandbox.
+        hidden = (*config.hidden, Path.home() / ".ray", Path(tempfile.gettempdir()) / "ray")
         self.pool = WorkerPool(size=1, config=dataclasses.replace(config, cache_dir=self.cache_dir, gpus=None,
-                                                                   env=env, denied_roots=denied))
+                                                                   env=env, hidden=hidden))
 
     def ping(self) -> str:
         """The node this actor runs on; any answer means Ray placed and started it."""

@@ -6,6 +6,7 @@ of JSON-friendly values; `to_json()` gives what the `evaluation` table stores.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
@@ -35,13 +36,27 @@ class TimingStats:
     mean_us: float
     min_us: float
     trials: int
-    wall_us: float | None = None  # device-synchronised wall time per call, the cross-check
-    host_us: float | None = None  # host time to issue one call in that loop (launch overhead, Python)
+    wall_us: float | None = None  # the judge's own clock per trial (flush included): the cross-check of the events
+    host_us: float | None = None  # older records: host time to issue one call in the worker's own wall loop
     clock: str = "cuda-events"  # cuda-events | perf-counter
+    unexplained_us: float | None = None  # per trial: judge's clock minus events minus the baseline's loop overhead
 
     @classmethod
     def from_json(cls, data: dict | None) -> TimingStats | None:
         return None if data is None else cls(**data)
+
+    @classmethod
+    def from_samples(cls, times_us: list[float], clock: str, wall_us: float | None = None,
+                     unexplained_us: float | None = None) -> TimingStats:
+        ordered = sorted(times_us)
+        if len(ordered) >= 4:
+            q = statistics.quantiles(ordered, n=4, method="inclusive")
+            iqr = q[2] - q[0]
+        else:
+            iqr = ordered[-1] - ordered[0]
+        return cls(median_us=statistics.median(ordered), iqr_us=iqr, mean_us=statistics.fmean(ordered),
+                   min_us=ordered[0], trials=len(ordered), wall_us=wall_us, clock=clock,
+                   unexplained_us=unexplained_us)
 
     @property
     def cv(self) -> float:
@@ -74,6 +89,7 @@ class IntegrityFinding:
     check: str  # e.g. "output-poison", "input-mutation", "result-caching", "kernel-coverage"
     passed: bool
     detail: str = ""
+    kind: str = "check"  # check (decides the verdict) | evidence (a static rule the runtime checks decided)
 
 
 @dataclass

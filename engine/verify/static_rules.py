@@ -1,8 +1,12 @@
 """Static integrity rules, checked before anything runs: the known shapes of reward hacking in source.
 
 Python candidates are read with `ast` (so a comment or a docstring never trips a rule); CUDA and C
-text is read with its comments stripped. Each rule names the line. The runtime checks in the
-worker catch what spelling can hide; these catch what is cheap to see and explain.
+text is read with its comments stripped. Each rule names the line. Most rules are evidence only:
+the OS boundary decides whether a file, a process or a socket can be reached, the judge's clock
+decides whether work escaped the timed stream, the share of GPU time decides whose kernels did
+the work. Only what no runtime check can see decides a verdict here (`VERDICT_RULES`): computing in
+a lower precision than the problem's, deferring work into a tensor subclass, and a fallback to the
+reference's ops that runs only when the candidate's own kernel fails.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from engine import python_ast
 from engine.verify.records import IntegrityFinding
 
+VERDICT_RULES = frozenset({"precision", "tensor-subclass", "try-fallback"})
 PROTECTED_ROOTS = frozenset({"torch", "time", "cp", "cupy", "np", "numpy", "F", "nn", "builtins", "sys", "os", "gc",
                              "inspect", "math", "random", "engine", "functools", "ctypes", "triton"})
 ALLOWED_TORCH_SETTINGS = frozenset({"torch.backends.cudnn.benchmark"})
@@ -65,7 +70,10 @@ class Violation:
 
     def finding(self) -> IntegrityFinding:
         where = f"line {self.line}: " if self.line else ""
-        return IntegrityFinding(f"static:{self.rule}", False, where + self.detail)
+        if self.rule in VERDICT_RULES:
+            return IntegrityFinding(f"static:{self.rule}", False, where + self.detail)
+        return IntegrityFinding(f"static:{self.rule}", True, f"evidence only (the runtime checks decide): "
+                                                              f"{where}{self.detail}", kind="evidence")
 
 
 def dotted(node: ast.AST) -> str:

@@ -1,4 +1,5 @@
-/* Reads the environment. Caught by: static 'environment'. */
+/* Reads the environment. Gains nothing: the sandbox's environment holds no secret (static 'environment' is
+   evidence), so it is judged on its work. */
 #include <stdlib.h>
 
 void kernel_scale(int n, float alpha, const float *x, float *y)

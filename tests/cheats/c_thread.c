@@ -1,4 +1,5 @@
-/* Hands the work to a thread it never joins. Caught by: static 'threads'. */
+/* Hands the work to a thread it never joins (whose start routine is null). Dies alone in its sandbox:
+   runtime_error; static 'threads' is evidence. */
 #include <pthread.h>
 
 void kernel_scale(int n, float alpha, const float *x, float *y)

@@ -1,5 +1,5 @@
-"""Leaves a background thread running to do work outside the timed region. Caught by: static 'threads',
-runtime 'threads'."""
+"""Leaves a background thread running to do work outside the timed region. Caught by: runtime 'threads';
+static 'threads' is evidence."""
 import threading
 import time
 

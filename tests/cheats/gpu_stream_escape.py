@@ -1,5 +1,5 @@
 """Launches its (slow) kernel on a private non-blocking stream, so events on the current stream see nothing.
-Caught by: static 'extra-stream'; with static rules off, runtime 'stream-escape' (wall-clock cross-check)."""
+Caught by: runtime 'stream-escape' (the judge's own clock); static 'extra-stream' is evidence."""
 import cupy as cp
 import torch
 

@@ -1,4 +1,5 @@
-"""Replaces the timer and torch.allclose at import. Caught by: static 'monkeypatch', runtime 'monkeypatch'."""
+"""Replaces the timer and torch.allclose at import. Caught by: runtime 'monkeypatch' (the runner's own report;
+the comparison is in the judge's process anyway); static 'monkeypatch' is evidence."""
 import time
 
 import torch

@@ -1,5 +1,6 @@
 """Reads a file outside its sandbox (the problem's reference) and the environment.
-Caught by: static 'file-access'/'environment', runtime 'sandbox-access'. The test fills in ANSWER_FILE."""
+Stopped by: the sandbox (the file does not exist there, the environment holds no secret); the static rules
+'file-access'/'environment' are evidence. The test fills in ANSWER_FILE."""
 import os
 
 import torch

@@ -1,0 +1,310 @@
+"""Judging a C problem's candidate: the judge runs the C reference (and times the baselines, the naive
+CUDA port and the C reference), the runner calls the candidate's entry point on buffers it fills from
+the judge's seeds.
+
+Per configuration and trial: the judge's reference answer on the host values of the seed, the
+runner's outputs compared with it (its `out` arrays were poisoned, so one never written is named as
+such), its `in` arrays after the call compared with the originals, and two trials' outputs (same
+buffers, new values) compared with each other. Timing is in blocks checked against the judge's clock,
+and the outputs of the timed calls are checked too.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import math
+import time
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from engine.verify.judge import clock
+from engine.verify.judge.correctness import compare, looks_cached
+from engine.verify.judge.energy import record_energy
+from engine.verify.judge.job import CArgSpec, ConfigSpec, Job
+from engine.verify.judge.outcome import JobFailure, JobState, failure_from_report, failure_result, final_result
+from engine.verify.judge.session import CandidateError, RunnerLost, RunnerMisbehaved, RunnerSession, float_list
+from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
+from engine.verify.wire import timing
+from engine.verify.wire.c_inputs import ArgSpec, make_inputs
+
+SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
+REFERENCE_CACHE_BYTES = 8 * 2**30
+TIMING_BLOCKS = 3
+_answers: OrderedDict[tuple, dict] = OrderedDict()  # (reference digest, params, seed) → output arrays
+
+
+def load_entry(path: Path, entry: str, specs: list[CArgSpec]):
+    library = ctypes.CDLL(str(path))
+    function = getattr(library, entry)
+    function.restype = None
+    function.argtypes = [ctypes.c_void_p if s.is_array else SCALARS[s.base_type] for s in specs]
+    return library, function
+
+
+def _arg_specs(spec: ConfigSpec) -> list[ArgSpec]:
+    return [ArgSpec(a.name, a.base_type, a.is_array, a.intent, a.size, a.value, a.init) for a in spec.c_args]
+
+
+class CJudge:
+    def __init__(self, job: Job, runner: RunnerSession, scratch: Path, libraries: dict[str, bytes]) -> None:
+        self.job, self.runner, self.scratch = job, runner, scratch
+        self.device = "cuda" if job.flavor == "cuda-library" and job.device == "cuda" else "cpu"
+        self.cuda = self.device == "cuda"
+        self.state = JobState()
+        self.findings = self.state.findings
+        self.libraries = libraries
+        self.inputs_path: str | None = None
+        self.region_bytes = 0
+
+    @property
+    def seeds(self) -> list[int]:
+        seeds = [s for c in self.job.configs for s in c.seeds]
+        return seeds + ([self.job.timing.seed] if self.job.timing else [])
+
+    def run(self) -> EvaluationResult:
+        try:
+            self.stages()
+        except JobFailure as failure:
+            return failure_result(failure, self.state, self.device, self.seeds)
+        trials = sum(len(c.seeds) for c in self.job.configs)
+        self.findings.passed("input-mutation", f"input arrays unchanged after {trials} calls")
+        self.findings.passed("result-caching", "new values in the same buffers gave new outputs")
+        return final_result(self.state, self.device, self.seeds)
+
+    def stages(self) -> None:
+        try:
+            self.load()
+            for spec in self.job.configs:
+                self.check_config(spec)
+            clean = all(c.ok for c in self.state.configs) and not self.findings.any_failed()
+            if self.job.timing is not None and clean:
+                self.time()
+        except CandidateError as exc:
+            raise failure_from_report(exc.report) from exc
+        except RunnerLost as exc:
+            raise JobFailure(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}",
+                             fatal=True) from exc
+        except RunnerMisbehaved as exc:
+            self.findings.failed("protocol", f"during {exc.stage}: {exc.detail}")
+            raise JobFailure(Verdict.INTEGRITY_VIOLATION, f"integrity check 'protocol' failed: the candidate's "
+                                                          f"process sent a malformed reply during {exc.stage} "
+                                                          f"({exc.detail})") from exc
+
+    # --- the judge's own side ---------------------------------------------------------------------
+
+    def load(self) -> None:
+        job = self.job
+        if job.inputs_source:
+            path = self.scratch / "inputs.py"
+            path.write_text(job.inputs_source)
+            self.inputs_path = str(path)
+        self.reference_digest = hashlib.sha256(self.libraries["reference"]).hexdigest()[:16]
+        reference = self.scratch / f"reference-{self.reference_digest}.so"
+        if not reference.exists():  # named by content: never rewrite a library that is loaded
+            partial = reference.with_suffix(".partial")
+            partial.write_bytes(self.libraries["reference"])
+            partial.replace(reference)
+        specs = job.configs[0].c_args
+        try:
+            self.ref_lib, self.ref_fn = load_entry(reference, job.entry, specs)
+        except (OSError, AttributeError) as exc:
+            raise JobFailure(Verdict.RUNTIME_ERROR, f"the C reference does not load: {exc}") from exc
+        self.baseline_fn = None
+        if self.cuda and "baseline" in self.libraries and "naive-cuda" in (job.timing.baselines if job.timing else []):
+            path = self.scratch / f"naive-{hashlib.sha256(self.libraries['baseline']).hexdigest()[:16]}.so"
+            if not path.exists():
+                partial = path.with_suffix(".partial")
+                partial.write_bytes(self.libraries["baseline"])
+                partial.replace(path)
+            self.baseline_lib, self.baseline_fn = load_entry(path, job.entry, specs)
+        reply = self.runner.request("load", stage="load")
+        seconds = reply.get("load_seconds")
+        self.state.load_seconds = float(seconds) if isinstance(seconds, int | float) else None
+
+    def host_values(self, spec: ConfigSpec, seed: int) -> dict:
+        try:
+            return make_inputs(_arg_specs(spec), spec.params, seed, self.inputs_path)
+        except Exception as exc:  # noqa: BLE001 - the problem's input rules failed: its fault, said so
+            raise JobFailure(Verdict.RUNTIME_ERROR, f"input generation failed on {spec.name!r}: {exc}") from exc
+
+    def answer(self, spec: ConfigSpec, seed: int) -> tuple[dict, dict]:
+        """(host values of the seed, the C reference's output arrays on them), cached per seed."""
+        values = self.host_values(spec, seed)
+        key = (self.reference_digest, self.job.inputs_source, repr(sorted(spec.params.items())), seed)
+        if key in _answers:
+            _answers.move_to_end(key)
+            return values, _answers[key]
+        host = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+        self.ref_fn(*[host[a.name].ctypes.data if a.is_array else host[a.name] for a in spec.c_args])
+        outputs = {a.name: host[a.name] for a in spec.c_args if a.is_array and a.intent in ("out", "inout")}
+        _answers[key] = outputs
+        while sum(v.nbytes for d in _answers.values() for v in d.values()) > REFERENCE_CACHE_BYTES and \
+                len(_answers) > 1:
+            _answers.popitem(last=False)
+        return values, outputs
+
+    def ensure_region(self, values: dict) -> None:
+        need = 2 * sum(v.nbytes for v in values.values() if isinstance(v, np.ndarray)) + 2**20
+        if need > self.region_bytes:
+            self.runner.ensure_region(need)
+            self.region_bytes = need
+
+    # --- correctness ------------------------------------------------------------------------------
+
+    def check_config(self, spec: ConfigSpec) -> None:
+        job = self.job
+        result = ConfigResult(spec.name, spec.hidden, ok=True, max_abs_error=0.0, max_rel_error=0.0,
+                              seeds=list(spec.seeds))
+        outputs = [a for a in spec.c_args if a.is_array and a.intent in ("out", "inout")]
+        inputs = [a for a in spec.c_args if a.is_array and a.intent == "in"]
+        previous_out = previous_ref = None
+        for trial, seed in enumerate(spec.seeds):
+            values, expected = self.answer(spec, seed)
+            self.ensure_region(values)
+            stage = f"the entry point on configuration {spec.name!r}"
+            reply = self.runner.request("call", stage=stage, config=spec.name, seed=seed, reuse=trial > 0,
+                                        want_inputs=True)
+            if trial == 0 and spec is job.configs[0] and self.state.load_seconds is not None:
+                seconds = reply.get("seconds")
+                self.state.load_seconds += float(seconds) if isinstance(seconds, int | float) else 0.0
+            got_returned = self.runner.take(reply.get("outputs"), stage)
+            inputs_after = self.runner.take(reply.get("inputs"), stage)
+            for arg, returned in zip(inputs, inputs_after, strict=False):
+                original = torch.from_numpy(values[arg.name])
+                if returned.tensor is None or not torch.equal(returned.tensor.cpu(), original):
+                    self.findings.failed("input-mutation", f"the candidate changed input array {arg.name!r} on "
+                                                           f"configuration {spec.name!r}")
+            if len(inputs_after) != len(inputs):
+                self.findings.failed("input-mutation", f"the input arrays did not come back on {spec.name!r}")
+            got = [r.tensor if r.tensor is not None else r.value for r in got_returned]
+            ref = [torch.from_numpy(expected[a.name]).to(self.device) for a in outputs]
+            verdict = compare(got, ref, None, job.rtol, job.atol, labels=[a.name for a in outputs])
+            for attr in ("max_abs_error", "max_rel_error"):
+                if getattr(verdict, attr) is not None:
+                    setattr(result, attr, max(getattr(result, attr) or 0.0, getattr(verdict, attr)))
+            if not verdict.ok and result.ok:
+                result.ok, result.first_mismatch = False, verdict.first_mismatch or None
+                result.message = f"trial {trial} (seed {seed}): {verdict.message}"
+            if looks_cached(verdict, got, previous_out, ref, previous_ref):
+                self.findings.failed("result-caching", f"on configuration {spec.name!r} two calls on different inputs "
+                                                       "(same buffers, new values) left identical outputs")
+            previous_out, previous_ref = got, ref
+        self.state.configs.append(result)
+
+    # --- timing -----------------------------------------------------------------------------------
+
+    def baseline_fns(self, spec: ConfigSpec, values: dict) -> tuple[dict, dict]:
+        """(GPU baselines timed with events, CPU ones timed with the host clock): the naive CUDA port on
+        its own device buffers, the C reference on host copies; `inout` arrays restored before each trial."""
+        inouts = [a.name for a in spec.c_args if a.is_array and a.intent == "inout"]
+        gpu, cpu = {}, {}
+        if self.baseline_fn is not None:
+            buffers = {a.name: torch.from_numpy(values[a.name]).to("cuda") for a in spec.c_args if a.is_array}
+            pristine = {n: buffers[n].clone() for n in inouts}
+            args = [buffers[a.name].data_ptr() if a.is_array else a.value for a in spec.c_args]
+
+            def naive(_i, fn=self.baseline_fn, args=args, buffers=buffers, pristine=pristine):
+                for n, v in pristine.items():
+                    buffers[n].copy_(v)
+                fn(*args)
+
+            gpu["naive-cuda"] = naive
+        if "c-reference" in self.job.timing.baselines:
+            host = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+            pristine_host = {n: values[n].copy() for n in inouts}
+            args = [host[a.name].ctypes.data if a.is_array else a.value for a in spec.c_args]
+
+            def reference(_i, fn=self.ref_fn, args=args, host=host, pristine=pristine_host):
+                for n, v in pristine.items():
+                    np.copyto(host[n], v)
+                fn(*args)
+
+            cpu["c-reference"] = reference
+        return gpu, cpu
+
+    def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int) -> clock.Block:
+        stage = f"timing on {spec.name!r}"
+        started = time.perf_counter()
+        reply = self.runner.request("time", stage=stage, config=spec.name, seeds=seeds, trials=trials, warmup=warmup,
+                                    flush_bytes=self.job.timing.flush_bytes)
+        wall = (time.perf_counter() - started) * 1e6
+        return clock.Block(float_list(reply.get("times_us"), stage, trials), wall)
+
+    def judge_block(self, fns: dict, device: str, trials: int, warmup: int) -> dict[str, clock.Block]:
+        blocks = {}
+        policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
+                                    floor_trials=trials)
+        for name, fn in fns.items():
+            started = time.perf_counter()
+            samples = timing.measure({name: fn}, policy, device, self.job.timing.flush_bytes, warmup=warmup,
+                                     cross_check=False)
+            blocks[name] = clock.Block(samples[name].times_us, (time.perf_counter() - started) * 1e6)
+        return blocks
+
+    def time(self) -> None:
+        spec_t = self.job.timing
+        spec = self.job.config(spec_t.config)
+        seeds = [spec_t.seed]
+        values, expected = self.answer(spec, spec_t.seed)
+        gpu, cpu = self.baseline_fns(spec, values)
+        same_clock = gpu if self.cuda else cpu
+        self.runner.ping()
+        calibration = self.runner_block(spec, seeds, 3, warmup=2)
+        base_calibration = self.judge_block(same_clock, self.device, 3, warmup=2)
+        per_trial = max([sum(calibration.times_us) / 3] + [sum(b.times_us) / 3 for b in base_calibration.values()])
+        sides = 1 + len(same_clock)
+        trials = math.ceil(spec_t.min_seconds / max(per_trial / 1e6, 1e-7) / sides)
+        trials = max(spec_t.min_trials, min(spec_t.max_trials, trials))
+        trials = max(TIMING_BLOCKS, min(trials, int(spec_t.max_seconds / max(per_trial / 1e6, 1e-7) / sides)))
+        candidate_blocks, baseline_blocks = [], {name: [] for name in same_clock}
+        for b in range(TIMING_BLOCKS):
+            count = trials // TIMING_BLOCKS + (1 if b < trials % TIMING_BLOCKS else 0)
+            candidate_blocks.append(self.runner_block(spec, seeds, count, warmup=0))
+            for name, block in self.judge_block(same_clock, self.device, count, warmup=0).items():
+                baseline_blocks[name].append(block)
+        if self.cuda and cpu:  # a C reference at a GPU-sized configuration can take seconds a call: a few calls
+            few = max(1, min(10, int(5e6 / max(per_trial, 1.0))))
+            for name, block in self.judge_block(cpu, "cpu", few, warmup=0).items():
+                baseline_blocks[name] = [block]
+        self.check_timed_outputs(spec, expected)
+        reference_blocks = next(iter(baseline_blocks[n] for n in same_clock), [])
+        verdict = clock.corroborate(candidate_blocks, reference_blocks, self.runner.rtt_s * 1e6,
+                                    "cuda-events" if self.cuda else "perf-counter")
+        if verdict.ok:
+            self.findings.passed("stream-escape", verdict.detail)
+        else:
+            self.findings.failed("stream-escape", verdict.detail)
+        clock_name = "cuda-events" if self.cuda else "perf-counter"
+        result = next(c for c in self.state.configs if c.name == spec.name)
+        result.candidate = TimingStats.from_samples([t for b in candidate_blocks for t in b.times_us], clock_name,
+                                                    wall_us=verdict.clock_us, unexplained_us=verdict.unexplained_us)
+        result.baselines = {}
+        for name, blocks in baseline_blocks.items():
+            times = [t for b in blocks for t in b.times_us]
+            result.baselines[name] = TimingStats.from_samples(
+                times, "cuda-events" if name in gpu else "perf-counter",
+                wall_us=sum(b.wall_us for b in blocks) / len(times))
+        self.state.timed_config, self.state.candidate_us = spec.name, result.candidate.median_us
+        baseline = next((n for n in spec_t.baselines if n in result.baselines), None)
+        if baseline is not None:
+            self.state.baseline_name, self.state.baseline_us = baseline, result.baselines[baseline].median_us
+        if spec_t.energy_seconds > 0 and self.cuda:
+            record_energy(self.state, self.runner, spec.name, seeds, gpu.get(baseline), baseline,
+                          spec_t.energy_seconds)
+
+    def check_timed_outputs(self, spec: ConfigSpec, expected: dict) -> None:
+        stage = f"the timed calls on {spec.name!r}"
+        reply = self.runner.request("timed_outputs", stage=stage)
+        returned = self.runner.take(reply.get("outputs"), stage)
+        outputs = [a for a in spec.c_args if a.is_array and a.intent in ("out", "inout")]
+        got = [r.tensor if r.tensor is not None else r.value for r in returned]
+        verdict = compare(got, [torch.from_numpy(expected[a.name]).to(self.device) for a in outputs], None,
+                          self.job.rtol, self.job.atol, labels=[a.name for a in outputs])
+        if verdict.ok:
+            self.findings.passed("timed-output", "the timed buffers hold the right answer")
+        else:
+            self.findings.failed("timed-output", f"after the timed calls: {verdict.message}")

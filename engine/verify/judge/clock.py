@@ -1,0 +1,79 @@
+"""The judge's own clock against the candidate's claimed times.
+
+The runner times its candidate with CUDA events in its own process, where candidate code could patch
+the timer or forge the reply. The judge therefore times each block of the runner's trials from the
+outside (request sent → reply received, minus the measured round trip) and its own baseline blocks
+with the same loop in its own process. For an honest candidate the time the judge's clock sees
+beyond the claimed event times is the loop's own overhead per trial (L2 flush, event records,
+Python), the same as the baseline's. What is left over is time the events did not see: a patched
+timer, a forged reply, or work running outside the timed stream. Above an allowance for noise, the
+claim is not corroborated and the result is an integrity violation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CLAIM_ALLOWANCE = 0.25  # of the claimed time per trial: clocks and boost drift between blocks
+OVERHEAD_ALLOWANCE = {"cuda-events": 0.5, "perf-counter": 1.5}  # of the loop's own overhead: on a CPU the
+# candidate's and the judge's processes share the cores, so the runner's loop costs more than the judge's
+ABSOLUTE_ALLOWANCE_US = {"cuda-events": 25.0, "perf-counter": 60.0}  # per trial: scheduling noise
+PER_BLOCK_ALLOWANCE_US = 1000.0  # per block: serialising the reply, allocator growth, a descheduled process
+MIN_TRIALS_PER_BLOCK = 10  # below this, per-block noise swamps a trial: recorded, not decided
+
+
+@dataclass
+class Block:
+    """One block of trials: the claimed (or, for the judge's own loop, measured) event times and the
+    judge's clock around the block."""
+
+    times_us: list[float]
+    wall_us: float
+
+    @property
+    def overhead_us(self) -> float:
+        return self.wall_us - sum(self.times_us)
+
+
+@dataclass(frozen=True)
+class Corroboration:
+    ok: bool
+    claimed_us: float  # mean claimed time per trial
+    clock_us: float  # the judge's clock per trial (round trips removed)
+    baseline_overhead_us: float  # per trial, the judge's own loop beyond its events
+    unexplained_us: float  # per trial, what the claim leaves unexplained
+    allowed_us: float
+    decided: bool = True  # enough trials per block for the clock to tell
+
+    @property
+    def detail(self) -> str:
+        words = (f"the judge's clock saw {self.clock_us:.1f} µs per trial; the candidate's events claim "
+                 f"{self.claimed_us:.1f} µs and the loop costs {self.baseline_overhead_us:.1f} µs "
+                 f"(on the judge's own baseline), leaving {self.unexplained_us:.1f} µs unexplained "
+                 f"(allowed {self.allowed_us:.1f} µs)")
+        if not self.decided:
+            return f"{words}; too few trials per block for the clock to decide (recorded only)"
+        if self.ok:
+            return words
+        return (f"{words}: work ran outside the timed stream, or the candidate's process misreported its "
+                f"own timing")
+
+
+def corroborate(candidate: list[Block], baseline: list[Block], round_trip_us: float,
+                clock: str = "cuda-events") -> Corroboration:
+    """Check the candidate's claimed blocks against the judge's clock, using the baseline's blocks
+    (timed by the judge itself with the same loop) for what the loop itself costs."""
+    trials = sum(len(b.times_us) for b in candidate)
+    claimed = sum(sum(b.times_us) for b in candidate)
+    elapsed = sum(b.wall_us for b in candidate) - round_trip_us * len(candidate)
+    base_trials = sum(len(b.times_us) for b in baseline)
+    base_overhead = (sum(b.overhead_us for b in baseline) / base_trials) if base_trials else 0.0
+    base_overhead = max(base_overhead, 0.0)
+    per_trial_claim = claimed / trials
+    unexplained = (elapsed - claimed) / trials - base_overhead
+    allowed = (CLAIM_ALLOWANCE * per_trial_claim + OVERHEAD_ALLOWANCE.get(clock, 1.0) * base_overhead
+               + ABSOLUTE_ALLOWANCE_US.get(clock, 50.0) + PER_BLOCK_ALLOWANCE_US * len(candidate) / trials)
+    decided = trials >= MIN_TRIALS_PER_BLOCK * len(candidate)
+    return Corroboration(ok=unexplained <= allowed or not decided, claimed_us=per_trial_claim,
+                         clock_us=elapsed / trials, baseline_overhead_us=base_overhead, unexplained_us=unexplained,
+                         allowed_us=allowed, decided=decided)

@@ -1,0 +1,39 @@
+"""Is the candidate doing the work itself? Decided from the runner's profile of one call.
+
+On a GPU the rule is GPU time: the candidate's own kernels (compiled from its source) must carry at
+least `MIN_OWN_SHARE` of its GPU time, and where it calls the reference's own ops, the kernels that
+are not its own must stay well under the reference's whole GPU time (`MAX_REFERENCE_WORK`): a custom
+kernel with a small torch epilogue passes; a decoy kernel that never launches, a trivial sub-op
+beside torch doing the work, or the reference's op with a copy kernel after it, does not. Where no
+GPU time exists to share out (a CPU machine), the names decide instead: the candidate may not call
+the ops the reference's forward calls itself, unless the problem allows them.
+"""
+
+from __future__ import annotations
+
+from engine.verify.records import KernelLaunch, shared_out
+from engine.verify.wire.profiling import TRIVIAL_OPS
+
+MIN_OWN_SHARE = 0.30
+MAX_REFERENCE_WORK = 0.5  # of the reference's own GPU time, done by foreign kernels while calling its ops
+
+
+def heavy_ops(reference_top_ops: set[str], allowed: list[str]) -> set[str]:
+    """The reference's computation ops: those its forward calls itself (not what runs inside them,
+    mean's inner sum say), minus allocation, views and what the problem allows."""
+    return {op for op in reference_top_ops if op not in TRIVIAL_OPS and op not in set(allowed)}
+
+
+def is_own(kernel_name: str, own_names: list[str]) -> bool:
+    return any(name and name in kernel_name for name in own_names)
+
+
+def kernel_launches(kernels: dict[str, list], own_names: list[str]) -> list[KernelLaunch]:
+    """The runner's {name: [calls, total µs]} as launches with their share of GPU time."""
+    rows = []
+    for name, value in kernels.items():
+        calls, total = int(value[0]), float(value[1])
+        if calls < 0 or total < 0:
+            raise ValueError("negative kernel count or time in the profile")
+        rows.append((str(name), calls, total, is_own(str(name), own_names)))
+    return shared_out(rows)

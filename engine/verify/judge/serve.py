@@ -1,0 +1,123 @@
+"""The judge process: one per GPU (or CPU slot), long-lived, told jobs by the pool over its control
+socket, each with the socket of the runner that holds that job's candidate.
+
+The judge outlives candidates (that is what lets it keep references and their answers across a
+batch); a runner never outlives its candidate. Whatever a runner does, the judge answers the pool
+with a verdict; an error in the judge itself is reported as such, never as the candidate's fault.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from collections import OrderedDict
+from pathlib import Path
+
+MAX_JOB_BYTES = 4 * 2**30
+REFERENCES_KEPT = 4
+
+
+def _split(payload: bytes, sizes: dict) -> dict[str, bytes]:
+    blobs, offset = {}, 0
+    for name, size in sizes.items():
+        blobs[name] = payload[offset:offset + int(size)]
+        offset += int(size)
+    return blobs
+
+
+class Judge:
+    def __init__(self, device: str, scratch: Path) -> None:
+        self.device, self.scratch = device, scratch
+        self.references: OrderedDict[tuple, object] = OrderedDict()
+
+    def reference_for(self, job):
+        from engine.verify.judge.reference import TorchReference
+
+        key = (job.reference_source, job.reference_path, job.init_seed)
+        if key not in self.references:
+            self.references[key] = TorchReference(job.reference_source, Path(job.reference_path).name, job.device,
+                                                  job.init_seed)
+            while len(self.references) > REFERENCES_KEPT:
+                self.references.popitem(last=False)
+        self.references.move_to_end(key)
+        return self.references[key]
+
+    def judge(self, job, blobs: dict[str, bytes], runner_fd: int) -> tuple[dict, bool]:
+        """(EvaluationResult JSON, whether the runner was lost)."""
+        from engine.verify.judge.c_judge import CJudge
+        from engine.verify.judge.session import RunnerLost, RunnerSession
+        from engine.verify.judge.torch_judge import TorchJudge
+        from engine.verify.records import EvaluationResult, Verdict
+        from engine.verify.wire.channel import Channel
+
+        session = RunnerSession(Channel.from_fd(runner_fd), job.device)
+        started = time.perf_counter()
+        try:
+            try:
+                session.channel.send({"op": "job", "spec": job.candidate_spec().to_json()},
+                                     payload=blobs.get("candidate", b""))
+            except OSError as exc:
+                session.lost = True
+                raise RunnerLost("start") from exc
+            if job.mode == "info":
+                facts = session.request("info")
+                facts.pop("evidence", None)
+                return facts, session.lost
+            if job.kind == "pytorch":
+                result = TorchJudge(job, session, self.reference_for(job)).run()
+            else:
+                result = CJudge(job, session, self.scratch, blobs).run()
+        except RunnerLost as exc:
+            result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}")
+        except Exception as exc:  # noqa: BLE001 - the judge's own failure, reported as the verifier's
+            text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-6000:]
+            result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the verifier failed on this job "
+                                      f"({type(exc).__name__}: {exc}); not the candidate's fault", log=text)
+            result.notes.append("verifier error")
+        finally:
+            session.close()
+        data = result.to_json()
+        data["worker_seconds"] = time.perf_counter() - started
+        return data, session.lost
+
+
+def main(argv: list[str]) -> int:
+    import faulthandler
+
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    started = time.perf_counter()
+    import torch
+
+    from engine.verify.judge.job import Job
+    from engine.verify.wire.channel import Channel, ChannelClosed
+
+    fd = int(argv[argv.index("--fd") + 1])
+    control = Channel.from_fd(fd)
+    cuda = torch.cuda.is_available() and "--cpu" not in argv
+    name = None
+    if cuda:
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")
+        name = torch.cuda.get_device_name()
+    judge = Judge("cuda" if cuda else "cpu", Path.cwd())
+    control.send({"type": "hello", "pid": os.getpid(), "cuda": cuda, "device": name, "torch": torch.__version__,
+                  "startup_s": time.perf_counter() - started})
+    while True:
+        try:
+            message, payload, fds = control.receive(max_payload=MAX_JOB_BYTES)
+        except ChannelClosed:
+            return 0
+        if message.get("op") == "stop":
+            return 0
+        if message.get("op") != "job" or not fds:
+            control.send({"type": "error", "message": "expected a job with its runner"})
+            continue
+        job = Job.from_json(message["job"])
+        job.device = judge.device if job.device == "cuda" else job.device
+        blobs = _split(payload, message.get("blobs", {}))
+        result, lost = judge.judge(job, blobs, fds[0])
+        for extra in fds[1:]:
+            os.close(extra)
+        control.send({"type": "result", "job_id": job.job_id, "result": result, "runner_lost": lost})

@@ -1,0 +1,144 @@
+"""The judge's side of the conversation with one runner: requests out, replies checked on the way in.
+
+Every reply is untrusted input: its fields are validated before use, tensors are copied out of the
+shared region (the runner may rewrite it at any time) into the judge's own memory, and a runner that
+closes the socket, dies or answers nonsense ends the job with a named reason, never an exception
+that escapes the judge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
+from engine.verify.wire.shared import SharedRegion, TensorSlot, aligned
+
+MAX_REPLY_FIELDS = 10000
+
+
+class RunnerLost(Exception):  # noqa: N818 - the runner process is gone: an outcome, not a bug
+    def __init__(self, stage: str) -> None:
+        super().__init__(f"the candidate's process ended during {stage}")
+        self.stage = stage
+
+
+class RunnerMisbehaved(Exception):  # noqa: N818 - a malformed reply: evidence against the candidate
+    def __init__(self, stage: str, detail: str) -> None:
+        super().__init__(f"malformed reply to {stage}: {detail}")
+        self.stage, self.detail = stage, detail
+
+
+class CandidateError(Exception):  # noqa: N818 - the runner reports that candidate code failed
+    def __init__(self, report: dict) -> None:
+        super().__init__(str(report.get("message", "")))
+        self.report = report
+
+
+@dataclass
+class Returned:
+    """One output as the runner returned it: a private tensor copy, or a plain value with its type name."""
+
+    tensor: torch.Tensor | None = None
+    type_name: str = "Tensor"
+    value: object = None
+    tensor_class: str = "Tensor"
+
+
+@dataclass
+class RunnerSession:
+    channel: Channel
+    device: str
+    region: SharedRegion | None = None
+    evidence: list[str] = field(default_factory=list)
+    lost: bool = False
+    rtt_s: float = 0.0
+
+    def request(self, op: str, stage: str | None = None, fds: tuple[int, ...] = (), **fields) -> dict:
+        """Send one request and return the reply; raises RunnerLost, RunnerMisbehaved or CandidateError."""
+        stage = stage or op
+        try:
+            self.channel.send({"op": op, "stage": stage, **fields}, fds=fds)
+            reply, _, extra_fds = self.channel.receive(max_payload=0)
+        except (ChannelClosed, OSError) as exc:
+            self.lost = True
+            raise RunnerLost(stage) from exc
+        except ProtocolError as exc:
+            raise RunnerMisbehaved(stage, str(exc)) from exc
+        for fd in extra_fds:
+            _close(fd)
+        evidence = reply.get("evidence", [])
+        if isinstance(evidence, list):
+            self.evidence += [str(e)[:300] for e in evidence[:20] if str(e) not in self.evidence]
+        if reply.get("ok") is False:
+            error = reply.get("error")
+            if not isinstance(error, dict):
+                raise RunnerMisbehaved(stage, "an error without a report")
+            error.setdefault("stage", stage)
+            raise CandidateError(error)
+        return reply
+
+    def ping(self) -> float:
+        started = time.perf_counter()
+        self.request("ping")
+        self.rtt_s = time.perf_counter() - started
+        return self.rtt_s
+
+    def ensure_region(self, size: int) -> None:
+        """A shared region of at least `size` bytes, sent to the runner (a new one if too small)."""
+        size = aligned(max(size, 4096))
+        if self.region is not None and self.region.size >= size:
+            return
+        if self.region is not None:
+            self.region.close()
+        self.region = SharedRegion.create(size, pin=self.device == "cuda")
+        self.request("region", size=size, fds=(self.region.fd,))
+
+    def take(self, slots: object, stage: str) -> list[Returned]:
+        """The runner's outputs (or inputs) as private copies on the judge's device."""
+        if not isinstance(slots, list) or len(slots) > MAX_REPLY_FIELDS:
+            raise RunnerMisbehaved(stage, "no list of returned values")
+        returned = []
+        for item in slots:
+            if not isinstance(item, dict):
+                raise RunnerMisbehaved(stage, "a returned value is not described")
+            if item.get("kind") == "value":
+                returned.append(Returned(None, str(item.get("type", "object"))[:80], item.get("value")))
+                continue
+            try:
+                slot = TensorSlot.from_json(item)
+                tensor = self.region.take(slot, self.device)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise RunnerMisbehaved(stage, f"a tensor outside the shared region ({exc})") from exc
+            returned.append(Returned(tensor, "Tensor", None, str(item.get("class", "Tensor"))[:80]))
+        return returned
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.channel.send({"op": "bye"})
+        self.channel.close()
+        if self.region is not None:
+            self.region.close()
+            self.region = None
+
+
+def _close(fd: int) -> None:
+    import os
+
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def float_list(value: object, stage: str, length: int | None = None) -> list[float]:
+    """A list of finite, non-negative numbers from a reply, or RunnerMisbehaved."""
+    if not isinstance(value, list) or (length is not None and len(value) != length):
+        raise RunnerMisbehaved(stage, f"expected {length if length is not None else 'a list of'} numbers")
+    out = []
+    for item in value:
+        if not isinstance(item, int | float) or item != item or item < 0 or item == float("inf"):
+            raise RunnerMisbehaved(stage, f"not a time: {item!r}")
+        out.append(float(item))
+    return out

@@ -1,0 +1,391 @@
+"""Judging a PyTorch problem's candidate: the judge holds the reference and the verdict, the runner only
+turns the inputs of a seed into outputs.
+
+Per configuration and trial: the judge sends a seed it drew (never known to the candidate before), the
+runner makes the inputs from it (later trials write the new values into the previous trial's tensors,
+so a cache keyed on pointers or shapes returns stale data) and calls `ModelNew`; the judge compares
+what comes back with its own float64 reference on the same inputs, checks the runner's inputs after
+the call against its own copy, and two trials' outputs against each other. Then one profiled call
+(whose kernels did the work), then timing in blocks, alternating with the judge's own baseline blocks
+and checked against the judge's clock, and the outputs of the timed calls themselves checked too.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+
+from engine.verify.judge import clock, coverage
+from engine.verify.judge.correctness import compare, looks_cached, same_values
+from engine.verify.judge.energy import record_energy
+from engine.verify.judge.job import ConfigSpec, Job
+from engine.verify.judge.outcome import (
+    Findings,
+    JobFailure,
+    JobState,
+    failure_from_report,
+    failure_result,
+    final_result,
+)
+from engine.verify.judge.reference import Expected, ReferenceFailure, TorchReference
+from engine.verify.judge.session import (
+    CandidateError,
+    Returned,
+    RunnerLost,
+    RunnerMisbehaved,
+    RunnerSession,
+    float_list,
+)
+from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
+from engine.verify.wire import timing
+from engine.verify.wire.profiling import profile_call
+
+TF32_FLAGS = ("allow_tf32", "float32_matmul_precision")
+PLAIN_TENSOR_CLASSES = ("Tensor", "Parameter")
+TIMING_BLOCKS = 3
+CALIBRATION_TRIALS = 3
+
+
+def _bytes(values: list) -> int:
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+
+
+def _as_compared(returned: list[Returned]) -> list:
+    """What `compare` takes: the tensor, or the plain value (which it names as the wrong type)."""
+    return [r.tensor if r.tensor is not None else r.value for r in returned]
+
+
+class TorchJudge:
+    def __init__(self, job: Job, runner: RunnerSession, reference: TorchReference) -> None:
+        self.job, self.runner, self.reference = job, runner, reference
+        self.device = job.device
+        self.cuda = job.device == "cuda"
+        self.state = JobState()
+        self.findings: Findings = self.state.findings
+        self.region_bytes = 0
+
+    @property
+    def seeds(self) -> list[int]:
+        seeds = [self.job.init_seed] + [s for c in self.job.configs for s in c.seeds]
+        return seeds + ([self.job.timing.seed] if self.job.timing else [])
+
+    def run(self) -> EvaluationResult:
+        try:
+            self.stages()
+        except JobFailure as failure:
+            self.note_evidence()
+            return failure_result(failure, self.state, self.device, self.seeds)
+        self.note_evidence()
+        self.mark_passed()
+        return final_result(self.state, self.device, self.seeds)
+
+    def stages(self) -> None:
+        """Every stage in order; whatever ends the job early becomes a JobFailure with its reason."""
+        try:
+            self.load()
+            for spec in self.job.configs:
+                self.check_config(spec)
+            clean = all(c.ok for c in self.state.configs) and not self.findings.any_failed()
+            if self.job.profile and clean:
+                self.profile()
+            if self.job.timing is not None and clean and not self.findings.any_failed():
+                self.time()
+        except CandidateError as exc:
+            raise failure_from_report(exc.report) from exc
+        except RunnerLost as exc:
+            raise JobFailure(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}",
+                             fatal=True) from exc
+        except RunnerMisbehaved as exc:
+            self.findings.failed("protocol", f"during {exc.stage}: {exc.detail}")
+            raise JobFailure(Verdict.INTEGRITY_VIOLATION, f"integrity check 'protocol' failed: the candidate's "
+                                                          f"process sent a malformed reply during {exc.stage} "
+                                                          f"({exc.detail})") from exc
+        except ReferenceFailure as exc:
+            raise JobFailure(Verdict.RUNTIME_ERROR, str(exc)) from exc
+
+    # --- stages -------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        reply = self.runner.request("load", stage="import")
+        self.state.load_seconds = _seconds(reply.get("load_seconds"))
+
+    def ensure_region(self, expected: Expected) -> None:
+        """Room for the outputs and the inputs after the call (twice, so a candidate whose outputs are
+        a little off in size still gets them back to be named as wrong)."""
+        need = 2 * (_bytes(expected.native) + _bytes(expected.inputs)) + 2**20
+        if need > self.region_bytes:
+            self.runner.ensure_region(need)
+            self.region_bytes = need
+
+    def check_config(self, spec: ConfigSpec) -> None:
+        job = self.job
+        self.runner.request("construct", stage=f"ModelNew() on {spec.name!r}", config=spec.name,
+                            init_seed=job.init_seed)
+        result = ConfigResult(spec.name, spec.hidden, ok=True, max_abs_error=0.0, max_rel_error=0.0,
+                              seeds=list(spec.seeds))
+        previous_out = previous_ref = None
+        for trial, seed in enumerate(spec.seeds):
+            expected = self.reference.answer(spec.name, spec.params, seed)
+            self.ensure_region(expected)
+            stage = f"forward on configuration {spec.name!r}"
+            reply = self.runner.request("call", stage=stage, config=spec.name, seed=seed, reuse=trial > 0,
+                                        want_inputs=True)
+            if self.state.load_seconds is not None and trial == 0 and spec is job.configs[0]:
+                self.state.load_seconds += _seconds(reply.get("seconds"))
+            outputs = self.runner.take(reply.get("outputs"), stage)
+            inputs_after = self.runner.take(reply.get("inputs"), stage)
+            self.check_classes(outputs, stage)
+            got = _as_compared(outputs)
+            verdict = compare(got, expected.answer, expected.native, job.rtol, job.atol)
+            for attr in ("max_abs_error", "max_rel_error"):
+                if getattr(verdict, attr) is not None:
+                    setattr(result, attr, max(getattr(result, attr) or 0.0, getattr(verdict, attr)))
+            if not verdict.ok and result.ok:
+                result.ok, result.first_mismatch = False, verdict.first_mismatch
+                result.message = f"trial {trial} (seed {seed}): {verdict.message}"
+            if not expected.mutates and not self.same_inputs(inputs_after, expected.inputs):
+                self.findings.failed("input-mutation", f"ModelNew.forward changed its inputs on configuration "
+                                                       f"{spec.name!r} (trial {trial})")
+            if looks_cached(verdict, got, previous_out, expected.native, previous_ref):
+                self.findings.failed("result-caching", f"on configuration {spec.name!r} two calls on different "
+                                                       "inputs (same tensors, new values) returned identical outputs")
+            previous_out, previous_ref = got, expected.native
+        self.state.configs.append(result)
+
+    def same_inputs(self, returned: list[Returned], originals: list) -> bool:
+        tensors = [o for o in originals if isinstance(o, torch.Tensor)]
+        if len(returned) != len(tensors):
+            return False
+        return all(r.tensor is not None and same_values(r.tensor, t) for r, t in zip(returned, tensors, strict=True))
+
+    def check_classes(self, outputs: list[Returned], stage: str) -> None:
+        odd = [r.tensor_class for r in outputs if r.tensor is not None and r.tensor_class not in PLAIN_TENSOR_CLASSES]
+        if odd:
+            self.findings.failed("tensor-subclass", f"during {stage}: returned {', '.join(odd)} instead of a plain "
+                                                    "tensor (work deferred past the timed call)")
+
+    def profile(self) -> None:
+        """One profiled call: on a GPU, whose kernels did the work; on a CPU, which ops were called."""
+        spec = self.timed_spec()
+        seed = (self.job.timing.seed if self.job.timing else self.job.init_seed) + 1000
+        reply = self.runner.request("profile", stage=f"profiled forward on {spec.name!r}", config=spec.name,
+                                    seed=seed)
+        claims = reply.get("profile") or {}
+        if not isinstance(claims, dict):
+            raise JobFailure(Verdict.INTEGRITY_VIOLATION, "the candidate's process sent no profile")
+        ops = set(map(str, claims.get("ops", []))) if isinstance(claims.get("ops", []), list) else set()
+        reference = self.reference_profile(spec, seed)
+        blocked = sorted(coverage.heavy_ops(reference.top_ops, self.job.allowed_torch_ops) & ops)
+        if self.cuda:
+            self.kernel_share(claims, blocked, sum(t for _, t in reference.kernels.values()))
+        else:
+            if blocked:
+                self.findings.failed("torch-op", f"ModelNew called the reference's own torch ops {', '.join(blocked)} "
+                                                 "(not allowed by this problem; on a CPU no GPU time tells whose work "
+                                                 "it is)")
+            else:
+                self.findings.passed("torch-op", f"none of the reference's ops called ({len(ops)} ops seen)")
+
+    def reference_profile(self, spec: ConfigSpec, seed: int):
+        """The reference's own call profiled by the judge: which ops its forward calls, its GPU time."""
+        native, _ = self.reference.model(spec.name, spec.params)
+        inputs = self.reference.inputs(spec.name, spec.params, seed)
+        with torch.no_grad():
+            native(*inputs)  # warm: the first call's lazy loads are not the reference's work
+            return profile_call(lambda: native(*inputs), self.cuda)
+
+    def kernel_share(self, claims: dict, blocked: list[str], reference_us: float) -> None:
+        kernels = claims.get("kernels", {})
+        if not isinstance(kernels, dict):
+            raise JobFailure(Verdict.INTEGRITY_VIOLATION, "the candidate's process sent a malformed profile")
+        try:
+            self.state.kernels = coverage.kernel_launches(kernels, self.job.own_kernels)
+        except (TypeError, ValueError, IndexError) as exc:
+            raise JobFailure(Verdict.INTEGRITY_VIOLATION, f"the candidate's process sent a malformed profile: "
+                                                          f"{exc}") from exc
+        own = [k for k in self.state.kernels if k.own]
+        share = sum(k.share for k in own)
+        foreign_us = sum(k.total_us for k in self.state.kernels if not k.own)
+        if not own:
+            names = ", ".join(self.job.own_kernels) or "none found in the source"
+            ran = ", ".join(k.name for k in self.state.kernels[:3]) or "nothing"
+            self.findings.failed("kernel-coverage", f"none of the candidate's own kernels ({names}) ran; GPU work "
+                                                    f"came from {ran}")
+        elif not self.job.allowed_torch_ops and share < coverage.MIN_OWN_SHARE:
+            self.findings.failed("kernel-coverage", f"the candidate's own kernels are {share:.0%} of its GPU time "
+                                                    f"(at least {coverage.MIN_OWN_SHARE:.0%} required)")
+        else:
+            self.findings.passed("kernel-coverage", f"own kernels {share:.0%} of GPU time")
+        if blocked and reference_us > 0 and foreign_us >= coverage.MAX_REFERENCE_WORK * reference_us:
+            self.findings.failed("torch-op", f"ModelNew called the reference's own ops {', '.join(blocked)}, and "
+                                             f"kernels not its own ran {foreign_us:.1f} µs against the reference's "
+                                             f"{reference_us:.1f} µs: the reference's ops did the work")
+        elif blocked:
+            self.findings.passed("torch-op", f"the reference's ops {', '.join(blocked)} as an epilogue: kernels not "
+                                             f"its own ran {foreign_us:.1f} µs of the reference's {reference_us:.1f}")
+        else:
+            self.findings.passed("torch-op", "none of the reference's ops called")
+
+    # --- timing -------------------------------------------------------------------------------------
+
+    def timed_spec(self) -> ConfigSpec:
+        name = self.job.timing.config if self.job.timing else self.job.configs[0].name
+        return self.job.config(name)
+
+    def baselines(self, spec: ConfigSpec, sets: list) -> dict:
+        native, _ = self.reference.model(spec.name, spec.params)
+        count = len(sets)
+        fns = {}
+        for name in self.job.timing.baselines:
+            if name == "eager":
+                fns["eager"] = lambda i, m=native: m(*sets[i % count])
+            elif name == "compile":
+                try:
+                    compiled = torch.compile(native)
+                    with torch.no_grad():
+                        compiled(*sets[0])
+                    fns["compile"] = lambda i, m=compiled: m(*sets[i % count])
+                except Exception as exc:  # noqa: BLE001 - a baseline that cannot compile is a note, not a failure
+                    self.state.notes.append(f"torch.compile baseline unavailable: {type(exc).__name__}: {exc}")
+        return fns
+
+    def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int) -> clock.Block:
+        stage = f"timing on {spec.name!r}"
+        started = time.perf_counter()
+        reply = self.runner.request("time", stage=stage, config=spec.name, seeds=seeds, trials=trials, warmup=warmup,
+                                    flush_bytes=self.job.timing.flush_bytes)
+        wall = (time.perf_counter() - started) * 1e6
+        times = float_list(reply.get("times_us"), stage, trials)
+        return clock.Block(times, wall)
+
+    def judge_block(self, fns: dict, trials: int, warmup: int) -> dict[str, clock.Block]:
+        blocks = {}
+        policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
+                                    floor_trials=trials)
+        for name, fn in fns.items():
+            started = time.perf_counter()
+            with torch.no_grad():
+                samples = timing.measure({name: fn}, policy, self.device, self.job.timing.flush_bytes, warmup=warmup,
+                                         cross_check=False)
+            blocks[name] = clock.Block(samples[name].times_us, (time.perf_counter() - started) * 1e6)
+        return blocks
+
+    def trial_count(self, calibration: clock.Block, baseline: dict[str, clock.Block]) -> int:
+        """Trials per side from the policy: the slower side's time per trial, with the loop's overhead
+        as the judge measured it on its own baseline, sets how many fit the time asked for."""
+        t = self.job.timing
+        means = [sum(calibration.times_us) / len(calibration.times_us)]
+        means += [sum(b.times_us) / len(b.times_us) for b in baseline.values()]
+        overhead = max([max(b.overhead_us, 0.0) / len(b.times_us) for b in baseline.values()] or [0.0])
+        per_trial_s = (max(means) + overhead) / 1e6
+        by_time = math.ceil(t.min_seconds / max(per_trial_s, 1e-7) / max(1, len(baseline) + 1))
+        trials = max(t.min_trials, min(t.max_trials, by_time))
+        cap = int(t.max_seconds / max(per_trial_s, 1e-7) / max(1, len(baseline) + 1))
+        return max(TIMING_BLOCKS, min(trials, max(cap, TIMING_BLOCKS)))
+
+    def time(self) -> None:
+        spec_t = self.job.timing
+        spec = self.job.config(spec_t.config)
+        seeds = [spec_t.seed + k for k in range(max(1, spec_t.input_sets))]
+        sets = [self.reference.inputs(spec.name, spec.params, s) for s in seeds]
+        fns = self.baselines(spec, sets)
+        self.runner.ping()
+        calibration = self.runner_block(spec, seeds, CALIBRATION_TRIALS, warmup=2)
+        base_calibration = self.judge_block(fns, CALIBRATION_TRIALS, warmup=2)
+        trials = self.trial_count(calibration, base_calibration)
+        per_block = [trials // TIMING_BLOCKS + (1 if b < trials % TIMING_BLOCKS else 0) for b in range(TIMING_BLOCKS)]
+        candidate_blocks: list[clock.Block] = []
+        baseline_blocks: dict[str, list[clock.Block]] = {name: [] for name in fns}
+        for b, count in enumerate(per_block):
+            order = ["candidate", "baselines"] if b % 2 == 0 else ["baselines", "candidate"]
+            for side in order:
+                if side == "candidate":
+                    candidate_blocks.append(self.runner_block(spec, seeds, count, warmup=0))
+                else:
+                    for name, block in self.judge_block(fns, count, warmup=0).items():
+                        baseline_blocks[name].append(block)
+        self.check_timed_outputs(spec, seeds)
+        reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
+        verdict = clock.corroborate(candidate_blocks, reference_blocks, self.runner.rtt_s * 1e6,
+                                    "cuda-events" if self.cuda else "perf-counter")
+        if verdict.ok:
+            self.findings.passed("stream-escape", verdict.detail)
+        else:
+            self.findings.failed("stream-escape", verdict.detail)
+        result = next(c for c in self.state.configs if c.name == spec.name)
+        clock_name = "cuda-events" if self.cuda else "perf-counter"
+        result.candidate = TimingStats.from_samples([t for b in candidate_blocks for t in b.times_us], clock_name,
+                                                    wall_us=verdict.clock_us, unexplained_us=verdict.unexplained_us)
+        result.baselines = {}
+        for name, blocks in baseline_blocks.items():
+            times = [t for b in blocks for t in b.times_us]
+            wall = sum(b.wall_us for b in blocks) / len(times)
+            result.baselines[name] = TimingStats.from_samples(times, clock_name, wall_us=wall)
+        self.state.timed_config = spec.name
+        self.state.candidate_us = result.candidate.median_us
+        baseline = next((n for n in spec_t.baselines if n in result.baselines), None)
+        if baseline is not None:
+            self.state.baseline_name, self.state.baseline_us = baseline, result.baselines[baseline].median_us
+        if spec_t.energy_seconds > 0 and self.cuda:
+            record_energy(self.state, self.runner, spec.name, seeds, fns.get(baseline), baseline,
+                          spec_t.energy_seconds)
+
+    def check_timed_outputs(self, spec: ConfigSpec, seeds: list[int]) -> None:
+        """The last timed call on each input set gave the right answer (no shortcut taken only while timed)."""
+        stage = f"the timed calls on {spec.name!r}"
+        expected = [self.reference.answer(spec.name, spec.params, s) for s in seeds]
+        self.ensure_region(expected[0])
+        reply = self.runner.request("timed_outputs", stage=stage)
+        outputs = self.runner.take(reply.get("outputs"), stage)
+        per_set = reply.get("per_set")
+        if not isinstance(per_set, list) or len(per_set) != len(seeds) or sum(map(int, per_set)) != len(outputs):
+            self.findings.failed("timed-output", f"after {stage}: the outputs of the timed calls did not come back")
+            return
+        start = 0
+        for k, (count, answer) in enumerate(zip(per_set, expected, strict=True)):
+            got = _as_compared(outputs[start:start + int(count)])
+            start += int(count)
+            verdict = compare(got, answer.answer, answer.native, self.job.rtol, self.job.atol)
+            if not verdict.ok:
+                self.findings.failed("timed-output", f"on the timed configuration {spec.name!r}, input set {k}: "
+                                                     f"{verdict.message}")
+                return
+        self.findings.passed("timed-output", f"the last timed call on each of {len(seeds)} input sets checked")
+
+    # --- evidence -----------------------------------------------------------------------------------
+
+    def note_evidence(self) -> None:
+        """What the runner reported about the candidate's own behaviour (patches, threads, processes):
+        self-reports against itself, so believed; their absence proves nothing."""
+        patched = [e for e in self.runner.evidence if e.startswith("replaced ")]
+        flags = [e for e in self.runner.evidence if e.startswith("changed ") and "environment" not in e]
+        if flags and self.job.dtype == "tf32" and all(any(t in f for t in TF32_FLAGS) for f in flags):
+            flags = []
+        threads = [e for e in self.runner.evidence if e.startswith("started thread")]
+        reached = [e for e in self.runner.evidence if e.startswith(("network access", "opened "))]
+        if reached:
+            self.findings.failed("sandbox-access", "; ".join(reached[:5]))
+        if patched:
+            self.findings.failed("monkeypatch", "; ".join(patched[:5]))
+        if flags:
+            self.findings.failed("precision-flags", "; ".join(flags[:5]))
+        if threads:
+            self.findings.failed("threads", "; ".join(threads[:5]))
+        other = [e for e in self.runner.evidence if e not in (*patched, *flags, *threads, *reached)]
+        if other:
+            tried = "; ".join(other[:5])
+            self.state.notes.append(f"the candidate tried (the sandbox refused or contained it): {tried}")
+
+    def mark_passed(self) -> None:
+        trials = sum(len(c.seeds) for c in self.job.configs)
+        self.findings.passed("input-mutation", f"inputs unchanged after {trials} calls")
+        if any(len(c.seeds) > 1 for c in self.job.configs):
+            self.findings.passed("result-caching", "new values in the same tensors gave new outputs")
+        for check in ("monkeypatch", "precision-flags", "threads", "tensor-subclass", "sandbox-access"):
+            self.findings.passed(check)
+
+
+def _seconds(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and value == value and 0 <= value < 1e6 else None

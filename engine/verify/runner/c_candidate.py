@@ -1,0 +1,179 @@
+"""A C problem's candidate inside its runner: its shared library's entry point called through ctypes on
+device buffers (CUDA candidates) or host buffers (C candidates), with inputs made from the judge's seeds.
+
+The runner owns allocation and transfers, so only the entry point's own work is timed. Output arrays
+are poisoned before every call, so one that is never written comes back as the poison pattern; later
+calls of a configuration reuse the same buffers with new values, so a cache keyed on pointers returns
+stale data and fails at the judge.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from pathlib import Path
+
+import torch
+
+from engine.verify.runner.failures import from_exception, plain
+from engine.verify.wire import timing
+from engine.verify.wire.c_inputs import ArgSpec, make_inputs
+from engine.verify.wire.candidate import CandidateSpec
+from engine.verify.wire.poison import poison_
+
+_perf_counter = time.perf_counter
+SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
+
+
+def load_entry(path: str, entry: str, specs: list[ArgSpec]):
+    library = ctypes.CDLL(path)
+    function = getattr(library, entry)
+    function.restype = None
+    function.argtypes = [ctypes.c_void_p if s.is_array else SCALARS[s.base_type] for s in specs]
+    return library, function
+
+
+class CCandidate:
+    def __init__(self, spec: CandidateSpec, scratch: Path, library: bytes) -> None:
+        self.spec, self.scratch, self.library_bytes = spec, scratch, library
+        self.device = "cuda" if spec.flavor == "cuda-library" and spec.device == "cuda" else "cpu"
+        self.cuda = self.device == "cuda"
+        self.inputs_path: str | None = None
+        self.buffers: dict[str, dict] = {}
+        self.timing_sets: dict[tuple, list[dict]] = {}
+        self.load_seconds = 0.0
+
+    def args(self, config: str) -> list[ArgSpec]:
+        return [ArgSpec(**a) for a in self.spec.config(config).c_args]
+
+    def load(self) -> dict:
+        if self.spec.inputs_source:
+            path = self.scratch / "inputs.py"
+            path.write_text(self.spec.inputs_source)
+            self.inputs_path = str(path)
+        library = self.scratch / "candidate.so"
+        library.write_bytes(self.library_bytes)
+        started = _perf_counter()
+        try:
+            self.lib, self.fn = load_entry(str(library), self.spec.entry, self.args(self.spec.configs[0].name))
+        except (OSError, AttributeError) as exc:
+            raise plain("load", f"the candidate library does not load or lacks {self.spec.entry}: {exc}",
+                        load_error=True) from exc
+        self.load_seconds = _perf_counter() - started
+        return {"load_seconds": self.load_seconds}
+
+    def construct(self, config: str, init_seed: int) -> dict:
+        return {"seconds": 0.0}
+
+    # --- one call ---------------------------------------------------------------------------------
+
+    def host_values(self, config: str, seed: int) -> dict:
+        call = self.spec.config(config)
+        try:
+            return make_inputs(self.args(config), call.params, seed, self.inputs_path)
+        except Exception as exc:  # noqa: BLE001 - the problem's input rules failed: its fault, said so
+            raise from_exception(exc, f"the problem's input generation on {config!r}") from exc
+
+    def to_buffers(self, config: str, values: dict, previous: dict | None) -> dict:
+        buffers = {}
+        for arg in self.args(config):
+            if not arg.is_array:
+                continue
+            source = torch.from_numpy(values[arg.name])
+            old = previous.get(arg.name) if previous else None
+            if old is not None and old.shape == source.shape and old.dtype == source.dtype:
+                buffers[arg.name] = old
+                old.copy_(source)
+            else:
+                buffers[arg.name] = source.to(self.device, copy=True)
+            if arg.intent == "out":
+                poison_(buffers[arg.name])
+        return buffers
+
+    def argv(self, config: str, buffers: dict) -> list:
+        return [buffers[a.name].data_ptr() if a.is_array else a.value for a in self.args(config)]
+
+    def invoke(self, config: str, buffers: dict, stage: str) -> None:
+        try:
+            self.fn(*self.argv(config, buffers))
+            if self.cuda:
+                torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001 - a CUDA fault surfaces at the synchronisation
+            raise from_exception(exc, stage) from exc
+        if self.cuda and hasattr(self.lib, "refinery_last_error"):
+            code = self.lib.refinery_last_error()
+            if code:
+                self.lib.refinery_error_string.restype = ctypes.c_char_p
+                text = self.lib.refinery_error_string(code).decode()
+                raise plain(stage, f"CUDA error: {text} (code {code})", cuda_fault=True)
+
+    def call(self, config: str, seed: int, reuse: bool) -> tuple[list, list, float]:
+        values = self.host_values(config, seed)
+        buffers = self.to_buffers(config, values, self.buffers.get(config) if reuse else None)
+        started = _perf_counter()
+        self.invoke(config, buffers, f"the entry point on configuration {config!r}")
+        elapsed = _perf_counter() - started
+        self.buffers[config] = buffers
+        args = self.args(config)
+        outputs = [buffers[a.name] for a in args if a.is_array and a.intent in ("out", "inout")]
+        inputs = [buffers[a.name] for a in args if a.is_array and a.intent == "in"]
+        return outputs, inputs, elapsed
+
+    def runnable(self, config: str, seed: int):
+        """A call of the entry point on buffers filled once from `seed` (for the profiler's loop)."""
+        buffers = self.to_buffers(config, self.host_values(config, seed), None)
+        argv = self.argv(config, buffers)
+        return lambda: (self.fn(*argv), buffers)
+
+    def profile(self, config: str, seed: int) -> dict:
+        return {}
+
+    # --- timing -----------------------------------------------------------------------------------
+
+    def time_block(self, config: str, seeds: list[int], trials: int, warmup: int, flush_bytes: int
+                   ) -> tuple[list[float], list]:
+        args = self.args(config)
+        key = (config, tuple(seeds))
+        if key not in self.timing_sets:
+            self.timing_sets = {key: []}
+            for seed in seeds:
+                values = self.host_values(config, seed)
+                pristine = {a.name: torch.from_numpy(values[a.name]).to(self.device) for a in args
+                            if a.is_array and a.intent == "inout"}
+                self.timing_sets[key].append({"buffers": self.to_buffers(config, values, None),
+                                              "pristine": pristine})
+        sets = self.timing_sets[key]
+        argvs = [self.argv(config, s["buffers"]) for s in sets]
+        count = len(sets)
+
+        def restore(_name: str, trial: int) -> None:
+            for name, value in sets[trial % count]["pristine"].items():
+                sets[trial % count]["buffers"][name].copy_(value)
+
+        policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
+                                    floor_trials=trials)
+        try:
+            samples = timing.measure({"candidate": lambda i: self.fn(*argvs[i % count])}, policy, self.device,
+                                     flush_bytes, before=restore, warmup=warmup, cross_check=False)
+            if self.cuda:
+                torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001
+            raise from_exception(exc, f"timing on {config!r}") from exc
+        outputs = [[s["buffers"][a.name] for a in args if a.is_array and a.intent in ("out", "inout")] for s in sets]
+        return samples["candidate"].times_us, outputs
+
+    def loop(self, config: str, seeds: list[int], seconds: float) -> int:
+        self.time_block(config, seeds, 1, 0, 0)
+        argv = self.argv(config, self.timing_sets[(config, tuple(seeds))][0]["buffers"])
+        calls, started = 0, _perf_counter()
+        try:
+            while _perf_counter() - started < seconds:
+                for _ in range(8):
+                    self.fn(*argv)
+                calls += 8
+                if self.cuda:
+                    torch.cuda.synchronize()
+        except Exception as exc:  # noqa: BLE001
+            raise from_exception(exc, "the energy loop") from exc
+        return calls
+

@@ -1,0 +1,206 @@
+"""The runner process: warm up, announce itself, take one candidate, answer the judge's requests, exit.
+
+Started by the pool inside its own sandbox before any candidate exists (torch imported, CUDA context
+made), so the next candidate does not wait for that; it serves exactly one candidate and is then
+killed with everything it started, so nothing one candidate leaves behind can reach the next.
+
+Its only channel is the socket to the judge (descriptor `--fd`); stdout and stderr go to a log the
+user reads. Every reply is data for the judge to check; nothing here decides a verdict.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import os
+import sys
+import time
+from pathlib import Path
+
+MAX_ARTIFACT_BYTES = 2 * 2**30  # the candidate's library or its load_inline build, as a tar
+
+
+def _place(region, outputs: list, inputs: list) -> tuple[list, list, str | None]:
+    """Copy tensors into the shared region: (output slots, input slots, error if they do not fit)."""
+    import torch
+
+    from engine.verify.wire.shared import aligned, dtype_name
+
+    slots_out, slots_in, offset = [], [], 0
+
+    def place(value) -> dict:
+        nonlocal offset
+        if not isinstance(value, torch.Tensor):
+            plain_value = value if isinstance(value, int | float | bool) or value is None else None
+            return {"kind": "value", "type": type(value).__name__, "value": plain_value}
+        kind = type(value).__name__
+        with torch._C.DisableTorchFunctionSubclass():
+            tensor = value.as_subclass(torch.Tensor) if type(value) is not torch.Tensor else value
+            nbytes = tensor.numel() * tensor.element_size()
+            if region is None or offset + nbytes > region.size:
+                raise OverflowError(f"{dtype_name(tensor.dtype)} tensor of shape {list(tensor.shape)}")
+            slot = region.put(offset, tensor.contiguous())
+        offset = aligned(offset + nbytes)
+        return {"kind": "tensor", "class": kind, **slot.to_json()}
+
+    try:
+        slots_out = [place(v) for v in outputs]
+        slots_in = [place(v) for v in inputs]
+    except OverflowError as exc:
+        return [], [], f"the outputs do not fit the space the judge expects ({exc})"
+    return slots_out, slots_in, None
+
+
+def _guard_report(guard) -> list[str]:
+    from engine.verify.runner import audit
+
+    patched, flags, threads = guard.check()
+    report = [f"replaced {name}" for name in patched] + [f"changed {flag}" for flag in flags]
+    report += [f"started thread {name}" for name in threads] + audit.take_events()
+    return report
+
+
+def serve(channel, scratch: Path, device: str) -> int:
+    from engine.verify.runner.failures import CandidateFailure
+    from engine.verify.runner.guards import ProcessGuard
+    from engine.verify.wire.candidate import CandidateSpec
+
+    message, payload, _ = channel.receive(max_payload=MAX_ARTIFACT_BYTES)
+    if message.get("op") != "job":
+        return 2
+    spec = CandidateSpec.from_json(message["spec"])
+    spec.device = device if spec.device == "cuda" else spec.device
+    if spec.kind == "pytorch":
+        from engine.verify.runner.torch_candidate import EXTENSIONS_ROOT, TorchCandidate
+
+        if payload and spec.extensions_name:
+            _unpack_extensions(payload, EXTENSIONS_ROOT)
+        guard = ProcessGuard()
+        candidate = TorchCandidate(spec, scratch, guard, EXTENSIONS_ROOT)
+    else:
+        from engine.verify.runner.c_candidate import CCandidate
+
+        guard = ProcessGuard()
+        candidate = CCandidate(spec, scratch, payload)
+    region = None
+    while True:
+        try:
+            request, _, fds = channel.receive(max_payload=0)
+        except ConnectionError:
+            return 0
+        op = request.get("op")
+        if op == "bye":
+            return 0
+        started = time.perf_counter()
+        try:
+            reply = _dispatch(op, request, candidate, fds, region)
+            if op == "region":
+                region, reply = reply
+            if op in ("call", "timed_outputs"):
+                outputs, inputs = reply.pop("_outputs"), reply.pop("_inputs", [])
+                out_slots, in_slots, error = _place(region, outputs, inputs)
+                if error:
+                    reply = {"ok": False, "error": {"stage": request.get("stage", op), "message": error,
+                                                    "exception": None, "traceback": "", "too_large": True}}
+                else:
+                    reply.update(outputs=out_slots, inputs=in_slots)
+        except CandidateFailure as failure:
+            reply = {"ok": False, "error": failure.to_json()}
+        reply.setdefault("ok", True)
+        reply["evidence"] = _guard_report(guard)
+        reply["runner_seconds"] = time.perf_counter() - started
+        channel.send(reply)
+
+
+def _dispatch(op: str, request: dict, candidate, fds: list[int], region):
+    from engine.verify.wire.shared import SharedRegion
+
+    if op == "region":
+        if region is not None:
+            region.close()
+        if not fds:
+            return None, {"ok": False, "error": {"message": "no region descriptor"}}
+        return SharedRegion.attach(fds[0], int(request["size"]), pin=candidate.device == "cuda"), {"ok": True}
+    if op == "ping":
+        return {}
+    if op == "info":
+        return _info()
+    if op == "load":
+        return candidate.load()
+    if op == "construct":
+        return candidate.construct(request["config"], int(request["init_seed"]))
+    if op == "call":
+        outputs, inputs, seconds = candidate.call(request["config"], int(request["seed"]), bool(request["reuse"]))
+        return {"seconds": seconds, "_outputs": outputs, "_inputs": inputs if request.get("want_inputs") else []}
+    if op == "profile":
+        return {"profile": candidate.profile(request["config"], int(request["seed"]))}
+    if op == "time":
+        times, last = candidate.time_block(request["config"], [int(s) for s in request["seeds"]],
+                                           int(request["trials"]), int(request.get("warmup", 0)),
+                                           int(request["flush_bytes"]))
+        candidate.last_reported = last
+        return {"times_us": times}
+    if op == "timed_outputs":
+        last = getattr(candidate, "last_reported", [])
+        return {"per_set": [len(o) for o in last], "_outputs": [t for outputs in last for t in outputs]}
+    if op == "loop":
+        return {"calls": candidate.loop(request["config"], [int(s) for s in request["seeds"]],
+                                        float(request["seconds"]))}
+    return {"ok": False, "error": {"message": f"unknown request {op!r}"}}
+
+
+def _info() -> dict:
+    """What this process runs under, as it sees it (the judge passes it on for tests and diagnosis)."""
+    import resource
+
+    names = ("RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_CORE")
+    limits = {name: list(resource.getrlimit(getattr(resource, name))) for name in names}
+    return {"env": sorted(os.environ), "cwd": os.getcwd(), "uid": os.getuid(), "pid": os.getpid(),
+            "limits": limits, "hostname": os.uname().nodename}
+
+
+def _unpack_extensions(payload: bytes, root: str) -> None:
+    """The load_inline build made ahead of time, put back at the path it was built at (ninja then
+    finds every object up to date and torch loads the library without compiling)."""
+    import io
+    import tarfile
+
+    Path(root).mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(payload)) as archive:
+        archive.extractall(root, filter="data")
+
+
+def warm_up(device: str) -> dict:
+    """Import what candidates use and make the CUDA context, before any candidate exists."""
+    started = time.perf_counter()
+    import torch
+    import torch.autograd.profiler  # noqa: F401 - loaded before the guard's snapshot, not inside a job
+
+    cuda = device == "cuda" and torch.cuda.is_available()
+    name = None
+    if cuda:
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")
+        name = torch.cuda.get_device_name()
+        with contextlib.suppress(Exception):  # CuPy candidates then fail at import with the reason
+            import cupy  # noqa: F401
+    return {"cuda": cuda, "device": name, "torch": torch.__version__, "startup_s": time.perf_counter() - started}
+
+
+def main(argv: list[str]) -> int:
+    from engine.verify.runner import audit
+    from engine.verify.wire.channel import Channel
+
+    fd = int(argv[argv.index("--fd") + 1])
+    device = argv[argv.index("--device") + 1] if "--device" in argv else "cpu"
+    faulthandler.enable(file=sys.stderr, all_threads=True)
+    os.dup2(2, 1)  # the candidate's prints go to the log
+    channel = Channel.from_fd(fd)
+    hello = warm_up(device)
+    scratch = Path.cwd()
+    audit.install([str(scratch), "/refinery/ext", os.environ.get("TMPDIR", str(scratch))])
+    channel.send({"type": "hello", "pid": os.getpid(), **hello})
+    try:
+        return serve(channel, scratch, "cuda" if hello["cuda"] else "cpu")
+    except ConnectionError:
+        return 0

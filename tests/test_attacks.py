@@ -1,0 +1,284 @@
+"""Attacks on the verifier itself, run as an attacker would: a data folder with a settings file holding a
+team password, an API key in the environment, a database with a stored evaluation, a world-writable
+folder outside the sandbox, a server listening on loopback. Each attack (tests/attacks/) must end in a
+verdict that is not `correct`, with nothing it took in the result, the database and every file outside
+its scratch folder untouched, nothing reaching the server, and no process of it left; the verifier goes
+on judging the next candidate correctly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engine.problems import load_problem
+from engine.sandbox import JobLimits, boundary
+from engine.settings import get_settings
+from engine.verify.evaluate import Verifier, VerifyOptions
+from engine.verify.pool import PoolConfig, WorkerPool
+from engine.verify.prepare import TimingOptions
+from engine.verify.records import EvaluationResult, Verdict
+
+REPO = Path(__file__).resolve().parents[1]
+ATTACKS = REPO / "tests" / "attacks"
+CHEATS = REPO / "tests" / "cheats"
+API_KEY = "sk-planted-" + uuid.uuid4().hex
+TEAM_PASSWORD = "team-" + uuid.uuid4().hex
+DB_PASSWORD = "dbpw-" + uuid.uuid4().hex
+SECRETS = (API_KEY, TEAM_PASSWORD, DB_PASSWORD)
+# Enough trials per timing block for the judge's clock to decide (tests elsewhere use fewer).
+OPTIONS = VerifyOptions(timeout_s=60, timing_policy=TimingOptions(min_trials=45, min_seconds=0.0, max_trials=60,
+                                                                  max_seconds=5.0, flush_bytes=1 << 20))
+
+pytestmark = pytest.mark.skipif(not boundary().namespaced,
+                                reason="no OS sandbox on this machine: " + "; ".join(boundary().missing))
+
+
+class Listener:
+    """A server on the host's loopback that records every connection it gets."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.received: list[bytes] = []
+        self.running = True
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while self.running:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    self.received.append(conn.recv(4096) or b"<connected>")
+                except OSError:
+                    self.received.append(b"<connected>")
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(timeout=2)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("attacked")
+    home = root / "home"
+    home.mkdir()
+    (home / "settings.toml").write_text(f'team_password = "{TEAM_PASSWORD}"\n')
+    canary = root / "canary"
+    canary.mkdir()
+    canary.chmod(0o777)  # writable by anyone: only the sandbox can keep a candidate out
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("REFINERY_HOME", str(home))
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv("REFINERY_DATABASE_URL", f"sqlite:///{home / 'refinery.db'}")
+    monkeypatch.setenv("PGPASSWORD", DB_PASSWORD)
+    get_settings.cache_clear()
+    settings = get_settings()
+    from db.evaluations import store_evaluation
+
+    stored = EvaluationResult(Verdict.INCORRECT, "stored before the attacks")
+    store_evaluation(stored, problem_slug="relu-small", source="x", language="python")
+    listener = Listener()
+    pool = WorkerPool(config=PoolConfig.from_settings(settings))
+    world = {"home": home, "canary": canary, "listener": listener, "settings": settings, "pool": pool,
+             "marker": f"refinery-attack-{uuid.uuid4().hex[:10]}",
+             "problems": {"py": load_problem(CHEATS / "problems" / "pytorch" / "relu-small"),
+                          "c": load_problem(CHEATS / "problems" / "c" / "scale-small")}}
+    world["rows"] = _rows(home)
+    yield world
+    pool.close()
+    listener.close()
+    monkeypatch.undo()
+    get_settings.cache_clear()
+    assert _sandbox_processes() == [], "sandboxed processes outlived the pool"
+
+
+def _rows(home: Path) -> list:
+    import sqlite3
+
+    with sqlite3.connect(home / "refinery.db") as db:
+        return db.execute("SELECT id, verdict, speedup, message FROM evaluation ORDER BY id").fetchall()
+
+
+def _cmdlines() -> dict[int, str]:
+    lines = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                lines[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                    errors="replace")
+            except OSError:
+                continue
+    return lines
+
+
+def _sandbox_processes() -> list[int]:
+    from engine.sandbox.launch import UID_BASE, UID_SPAN
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if UID_BASE <= os.stat(f"/proc/{entry}").st_uid < UID_BASE + UID_SPAN:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def source_of(world, name: str) -> str:
+    text = (ATTACKS / name).read_text()
+    for key, value in {"__HOME__": str(world["home"]), "__REPO__": str(REPO), "__PORT__": str(world["listener"].port),
+                       "__MARKER__": world["marker"], "__CANARY__": str(world["canary"])}.items():
+        text = text.replace(key, value)
+    return text
+
+
+def attack(world, name: str, problem: str = "py", language: str | None = None, verifier: Verifier | None = None,
+           **options) -> EvaluationResult:
+    verifier = verifier or Verifier(pool=world["pool"], options=replace(OPTIONS, **options),
+                                    settings=world["settings"])
+    result = verifier.evaluate(world["problems"][problem], source_of(world, name), language)
+    assert_contained(world, result)
+    return result
+
+
+def assert_contained(world, result: EvaluationResult) -> None:
+    """Nothing taken, nothing changed, nothing left: checked from the outside."""
+    text = json.dumps(result.to_json())
+    assert not [s for s in SECRETS if s in text], "a secret reached the verdict"
+    assert "hunter" not in text and "team_password" not in text
+    assert _rows(world["home"]) == world["rows"], "the database changed"
+    assert list(world["canary"].iterdir()) == [], "a file was written outside the sandbox"
+    assert not (world["home"] / "pwned").exists() and not (REPO / "pwned").exists()
+    assert not Path(f"/tmp/{world['marker']}").exists()
+    assert world["listener"].received == [], "a connection reached the host"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        left = [pid for pid, line in _cmdlines().items() if world["marker"] in line]
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, f"processes of the attack outlived its job: {left}"
+
+
+def test_the_parents_environment_and_the_data_folder_are_out_of_reach(world):
+    result = attack(world, "env_and_parent.py")
+    assert result.verdict == Verdict.RUNTIME_ERROR and "LOOT:" in result.message
+
+
+def test_tracing_or_reading_other_processes_memory_is_refused(world):
+    result = attack(world, "ptrace_parent.py")
+    assert result.verdict == Verdict.RUNTIME_ERROR and "TRACE:" in result.message
+    assert "'read'" not in result.message
+
+
+def test_killing_the_parent_and_everything_else_kills_nothing_outside(world):
+    result = attack(world, "kill_parent.py")
+    assert result.verdict != Verdict.CORRECT
+    after = attack(world, "kill_parent.py")  # the judge and the pool still answer
+    assert after.verdict != Verdict.CORRECT
+    honest = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"])
+    assert honest.evaluate(world["problems"]["py"], (CHEATS / "honest.py").read_text()).verdict == Verdict.CORRECT
+
+
+def test_the_database_and_files_outside_the_scratch_folder_are_out_of_reach(world):
+    result = attack(world, "rewrite_database.py")
+    assert result.verdict == Verdict.RUNTIME_ERROR and "DB:" in result.message
+    assert "wrote " + str(world["canary"]) not in result.message
+
+
+def test_the_library_solutions_the_judge_and_the_settings_are_invisible(world):
+    result = attack(world, "read_solutions.py")
+    assert result.verdict == Verdict.RUNTIME_ERROR
+    assert "__global__" not in result.message and "class TorchJudge" not in result.message
+
+
+def test_no_network_not_even_the_hosts_loopback(world):
+    result = attack(world, "network.py")
+    assert result.verdict == Verdict.RUNTIME_ERROR and "NET:" in result.message
+
+
+def test_processes_started_by_a_candidate_do_not_outlive_its_job(world):
+    result = attack(world, "fork_bomb.py")
+    assert result.verdict != Verdict.CORRECT
+
+
+@pytest.mark.skipif(boundary().cgroup is None, reason="no job cgroup on this machine")
+def test_memory_split_over_children_is_limited_for_the_whole_job(world):
+    config = PoolConfig.from_settings(world["settings"], limits=JobLimits(memory_mb=1536, processes=256))
+    with WorkerPool(config=config) as pool:
+        verifier = Verifier(pool=pool, options=OPTIONS, settings=world["settings"])
+        result = attack(world, "memory_split.py", verifier=verifier)
+    assert result.verdict != Verdict.CORRECT
+
+
+def test_a_thread_left_behind_cannot_touch_the_next_candidate(world):
+    poisoner = attack(world, "lingering_thread.py")
+    assert poisoner.verdict != Verdict.CORRECT
+    wrong = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x * 1\n"
+    honest = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"])
+    victim = honest.evaluate(world["problems"]["py"], wrong)
+    assert victim.verdict == Verdict.INCORRECT
+    honest_result = honest.evaluate(world["problems"]["py"], (CHEATS / "honest.py").read_text())
+    assert honest_result.verdict == Verdict.CORRECT
+
+
+def test_replacing_the_comparison_in_its_own_process_changes_no_verdict(world):
+    result = attack(world, "replace_comparison.py")
+    assert result.verdict in (Verdict.INCORRECT, Verdict.INTEGRITY_VIOLATION)
+    wrong = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    after = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"]).evaluate(
+        world["problems"]["py"], wrong)
+    assert after.verdict == Verdict.INCORRECT
+
+
+def test_a_patched_timer_is_caught_by_the_judges_clock(world):
+    result = attack(world, "patch_timer.py")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION, result.message
+    clock = next(f for f in result.integrity if f.check == "stream-escape")
+    assert not clock.passed and "judge's clock" in clock.detail
+    assert result.speedup is None
+
+
+def test_a_forged_reply_on_the_judges_socket_is_not_a_verdict(world):
+    result = attack(world, "forge_reply.py", static_checks=False)
+    assert result.verdict == Verdict.RUNTIME_ERROR and result.speedup is None
+    assert "8.5" not in result.message and "forged" not in result.message
+
+
+def test_a_c_candidate_cannot_include_secrets_into_its_compile_log(world):
+    result = attack(world, "include_secrets.c", problem="c", language="c")
+    assert result.verdict == Verdict.COMPILE_ERROR
+    assert "settings.toml" in result.log and "No such file" in result.log
+
+
+def test_importing_a_hostile_problem_file_runs_its_code_in_the_sandbox(world, tmp_path):
+    from engine.problems.importer import import_path
+
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    (upload / "1_Hostile_ReLU.py").write_text(source_of(world, "hostile_problem.py"))
+    report = import_path(upload / "1_Hostile_ReLU.py", dest_root=tmp_path / "imported")
+    text = json.dumps([str(e) for e in report.errors]) + json.dumps([p.slug for p in report.imported])
+    assert not [s for s in SECRETS if s in text]
+    assert list(world["canary"].iterdir()) == [] and not Path(f"/tmp/{world['marker']}").exists()
+    assert world["listener"].received == []
+    assert _rows(world["home"]) == world["rows"]

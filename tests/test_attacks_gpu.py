@@ -1,0 +1,54 @@
+"""Attacks that need a GPU: the candidate's own timing forged from inside its process, and work hidden on
+another stream, are both caught by the judge's own clock, with or without the static rules."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engine.problems import load_problem
+from engine.verify.evaluate import Verifier, VerifyOptions
+from engine.verify.prepare import TimingOptions
+from engine.verify.records import Verdict
+from tests.verify_support import verifier_in_fresh_home
+
+pytestmark = pytest.mark.gpu
+
+TESTS = Path(__file__).parent
+OPTIONS = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0.3, max_trials=600, max_seconds=3.0),
+                        timeout_s=600)
+
+
+@pytest.fixture(scope="module")
+def verifier(tmp_path_factory):
+    with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), OPTIONS, pool_timeout_s=600,
+                                require_gpu=True) as verifier:
+        yield verifier
+
+
+@pytest.fixture(scope="module")
+def relu():
+    return load_problem(TESTS / "cheats" / "problems" / "pytorch" / "relu-small")
+
+
+@pytest.mark.parametrize("static", [True, False])
+def test_forged_cuda_event_times_are_caught_by_the_judges_clock(verifier, relu, static):
+    checker = Verifier(pool=verifier.pool, options=replace(OPTIONS, static_checks=static), settings=verifier.settings)
+    result = checker.evaluate(relu, (TESTS / "attacks" / "gpu_patch_events.py").read_text())
+    print(f"\n{result.verdict}: {result.message}")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and result.speedup is None
+    assert any(f.check in ("stream-escape", "monkeypatch") and not f.passed for f in result.integrity)
+    clock = next((f for f in result.integrity if f.check == "stream-escape"), None)
+    assert clock is None or not clock.passed or any(f.check == "monkeypatch" and not f.passed
+                                                     for f in result.integrity)
+
+
+@pytest.mark.parametrize("static", [True, False])
+def test_work_hidden_on_a_private_stream_is_caught_by_the_judges_clock(verifier, relu, static):
+    checker = Verifier(pool=verifier.pool, options=replace(OPTIONS, static_checks=static), settings=verifier.settings)
+    result = checker.evaluate(relu, (TESTS / "cheats" / "gpu_stream_escape.py").read_text())
+    print(f"\n{result.verdict}: {result.message}")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION
+    assert "stream-escape" in {f.check for f in result.failed_checks}
