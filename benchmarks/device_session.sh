@@ -12,12 +12,14 @@
 #        units                  the other GPU tests (cheats, analysis, ncu, NVML, ceilings, Ray on the GPU)
 #        mcts:slugs             library proposer + MCTS runs, stored in runs.db (MCTS_ROUNDS, MCTS_CAP: 5, 90 s)
 #        pytest:files           the named GPU test files (comma-separated)
+#        cpu:files              the named test files whole (not only `gpu`-marked tests): the sandbox there
 #        ray[:slugs]            benchmarks/ray_scaling.py, 1 and 2 Ray workers (default relu,softmax)
 #        throughput             benchmarks/verifier_throughput.py
 #        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
 #        ncucost:SLUG/IMPL,...  benchmarks/ncu_metric_cost.py: profile time per metric group
 #        repeat:SLUG/IMPL       benchmarks/verifier_repeat.py: REPEAT_TIMES (8) verifications, ncu between
-# Needs `.whl` carried (and `.raypkg` for the Ray steps).
+# Needs `.whl` carried (and `.raypkg` for the Ray steps), and `.sandbox-tools` where the machine has no
+# bubblewrap: Debian's packages of it (`apt-get download bubblewrap libseccomp2`), unpacked here.
 set -u
 budget=${1:-240}; shift
 deadline=$((SECONDS + budget))
@@ -27,11 +29,16 @@ log=$OUT/session.log
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 [ -f .raypkg/ray-trim.tar.xz ] && [ ! -d /tmp/site/ray ] && tar -xJf .raypkg/ray-trim.tar.xz -C /tmp/site
 export PYTHONPATH=$PWD:/tmp/site REFINERY_HOME=/tmp/rh PYTHONUNBUFFERED=1 REFINERY_REPORT_FAILURES_AT_ONCE=1
+if ! command -v bwrap >/dev/null 2>&1 && ls .sandbox-tools/bubblewrap_*.deb >/dev/null 2>&1; then
+  mkdir -p /tmp/st && for f in .sandbox-tools/*.deb; do dpkg -x "$f" /tmp/st; done
+  export REFINERY_BWRAP=/tmp/st/usr/bin/bwrap
+fi
 # The image's nvidia/cu13/include lacks crt/ (the nvidia-cuda-crt package our install depends on).
 INC=$(python3 -c "import nvidia; print([p for p in nvidia.__path__ if p.startswith('/opt')][0])")/cu13/include
 mkdir -p "$INC/crt" && cp -rn /tmp/site/nvidia/cu13/include/crt/. "$INC/crt/"
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
   python3 -c "import torch, cupy; print(torch.__version__, cupy.__version__, torch.cuda.get_device_name())"
+  python3 -c "from engine.sandbox import boundary; b = boundary(); print(b.summary(), list(b.missing))"
 } > "$log" 2>&1
 note() { echo "[$(date +%T), $(left) s left] $*" | tee -a "$log"; }
 run_pytest() { timeout "$1" python3 -m pytest -m gpu -v -s -rfEs --timeout 170 -p no:cacheprovider "${@:2}"; }
@@ -68,6 +75,13 @@ step_pytest() {
   note "pytest: $(grep -E '[0-9]+ (passed|failed)' $OUT/pytest.log | tail -1)"
 }
 
+step_cpu() {
+  # Tests that need no GPU but should hold on the GPU machine too (its sandbox, its cgroups): not `-m gpu`.
+  timeout "$(cap 240)" python3 -m pytest -v -rfEs --timeout 170 -p no:cacheprovider ${1//,/ } > $OUT/cpu.log 2>&1
+  grep -E "(PASSED|FAILED|ERROR|SKIPPED)" $OUT/cpu.log | grep -v " PASSED$" | cut -c1-200 | tee -a "$log"
+  note "cpu: $(grep -E '[0-9]+ (passed|failed)' $OUT/cpu.log | tail -1)"
+}
+
 step_mcts() {
   local slugs=(${1//,/ })
   for p in "${slugs[@]}"; do
@@ -89,8 +103,8 @@ step_ray() {
 }
 
 step_throughput() {
-  timeout "$(cap 150)" python3 benchmarks/verifier_throughput.py --native 30 --inline 1 \
-    --out $OUT/throughput.json >> $OUT/benchmarks.log 2>&1
+  timeout "$(cap ${THROUGHPUT_CAP:-240})" python3 benchmarks/verifier_throughput.py --native ${NATIVE:-40} \
+    --inline ${INLINE:-1} --out $OUT/throughput.json >> $OUT/benchmarks.log 2>&1
   note "throughput: exit $?"
 }
 

@@ -22,7 +22,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -179,19 +178,25 @@ def timing_spread(verifier, problem, source: str) -> dict:
 
 
 def ncu_agreement(problem, source: str, ours_us: float, workdir: Path) -> dict:
-    from engine.verify.prepare import write_run_once_job
+    """ncu's own kernel time on the same kernel, measured inside the candidate's sandbox like a run's profile."""
+    from engine.analysis.dynamic import _ncu_folders
+    from engine.sandbox import run as run_sandboxed
+    from engine.verify.once import run_once_spec
+    from engine.verify.prepare import write_run_once_folder
 
     ncu = shutil.which(os.environ.get("REFINERY_NCU_PATH", "ncu"))
     if ncu is None:
         return {"skipped": "ncu not found"}
-    job = write_run_once_job(problem, source, "python", workdir / "run_once.json", config="large", repeats=20)
-    cmd = [ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv", "--nvtx",
-           "--nvtx-include", "run_once/", sys.executable, "-m", "engine.verify.run_once", str(job)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=600)
-    rows = [r for r in csv.DictReader(io.StringIO(done.stdout[done.stdout.find('"ID"'):]))
+    folder = write_run_once_folder(problem, source, "python", workdir / "run_once", config="large", repeats=20)
+    spec = run_once_spec(folder, prefix=[ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum",
+                                         "--csv", "--nvtx", "--nvtx-include", "run_once/"],
+                         read_only=_ncu_folders(ncu))
+    done = run_sandboxed(spec, timeout_s=600)
+    stdout = done.stdout.decode("utf-8", "replace")
+    rows = [r for r in csv.DictReader(io.StringIO(stdout[stdout.find('"ID"'):]))
             if r.get("Metric Name") == "gpu__time_duration.sum"]
     if not rows:
-        return {"error": (done.stdout + done.stderr)[-2000:]}
+        return {"error": (stdout + done.stderr.decode("utf-8", "replace"))[-2000:]}
     scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
     values = [float(r["Metric Value"].replace(",", "")) * scale.get(r.get("Metric Unit", "nsecond"), 1e-3)
               for r in rows]
@@ -222,7 +227,8 @@ def main() -> int:
     report: dict = {"settings": {"min_trials": settings.timing_min_trials, "min_seconds": settings.timing_min_seconds,
                                  "max_trials": settings.timing_max_trials}}
     with WorkerPool(config=PoolConfig.from_settings(settings)) as pool:
-        print(f"device: {pool.info.device}; worker start-up {pool.info.startup_s:.1f} s", flush=True)
+        print(f"device: {pool.info.device}; judge start-up {pool.info.startup_s:.1f} s; "
+              f"{pool.info.applied.get('sandbox')}", flush=True)
         verifier = Verifier(pool=pool, options=VerifyOptions(), settings=settings)
         verifier.evaluate(problem, native[0])  # warm the worker (CUDA context, profiler, allocator)
         report["native"] = run_batch(verifier, problem, native[1:] if len(native) > 1 else native)
