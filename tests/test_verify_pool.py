@@ -137,3 +137,15 @@ def test_pool_runs_jobs_submitted_concurrently(verifier, relu):
     futures = [verifier.pool.submit(Job(kind="pytorch", device="cpu", candidate_source="", candidate_language="python",
                                         configs=[], init_seed=i, mode="info")) for i in range(3)]
     assert [f.result().status for f in futures] == ["ok", "ok", "ok"]
+
+
+def test_a_runner_started_from_a_thread_that_has_ended_still_serves(verifier, relu):
+    """Sandboxes die with the thread that started them; the pool starts them all from one long-lived one."""
+    import threading
+
+    results = []
+    worker = threading.Thread(target=lambda: results.append(verifier.evaluate(relu, (CHEATS / "honest.py").read_text())))
+    worker.start()
+    worker.join()
+    assert results[0].verdict == Verdict.CORRECT
+    assert verifier.evaluate(relu, (CHEATS / "honest.py").read_text()).verdict == Verdict.CORRECT

@@ -133,6 +133,18 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
     return values, start
 
 
+def sandbox_notice() -> None:
+    """What candidate code will run behind, and loudly what this machine lacks of it."""
+    from engine.sandbox import boundary
+
+    where = boundary()
+    if where.missing:
+        st.warning(f"{where.summary()}. Missing here: " + "; ".join(where.missing) + ". Every verdict says so in "
+                   "its notes.", icon=":material/shield:")
+    else:
+        st.caption(f":material/shield: {where.summary()}.")
+
+
 def start(values: RunForm) -> int | None:
     """Validate, then ask the engine to spawn the run process; errors are said where the button is."""
     issues = form_problems(values)

@@ -7,6 +7,7 @@ from app.components import data, frame, new_run_view
 frame.route_through_main()
 st.title("New run")
 st.caption("A run is a separate process (the same code as `refinery run`): closing this page does not stop it.")
+new_run_view.sandbox_notice()
 problems = data.library().by_slug()
 if not problems:
     st.error("The problem library is empty: there is nothing to run. Import a problem on the Problems page.")

@@ -35,6 +35,10 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
         console.print(f"[red]{exc.args[0]}[/red]")
         raise typer.Exit(2) from exc
     source = file.read_text()
+    from engine.sandbox import boundary
+
+    if boundary().missing:
+        console.print(f"[yellow]{boundary().summary()}; missing: {'; '.join(boundary().missing)}[/yellow]")
     options = VerifyOptions(baseline=baseline, timeout_s=timeout, timing=not no_timing)
     with console.status(f"verifying {file.name} on {found.slug} …"):
         try:
@@ -61,5 +65,20 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
         raise typer.Exit(1)
 
 
+
+
+def sandbox() -> None:
+    """What candidate code runs behind on this machine (namespaces, seccomp, cgroup, own user) and what is missing."""
+    from engine.sandbox import boundary
+
+    where = boundary()
+    console.print(where.summary())
+    for line in where.missing:
+        console.print(f"[yellow]missing:[/yellow] {line}")
+    if where.missing:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.command("verify")(verify)
+    app.command("sandbox")(sandbox)
