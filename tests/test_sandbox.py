@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 where = boundary()
 needs_namespaces = pytest.mark.skipif(not where.namespaced, reason="; ".join(where.missing) or "no namespaces")
 needs_cgroup = pytest.mark.skipif(where.cgroup is None, reason="no job cgroup on this machine")
-needs_own_user = pytest.mark.skipif(not where.own_user, reason="no user of its own for the job here: " + ("; ".join(where.missing) or "not root"))
+needs_own_user = pytest.mark.skipif(not where.own_user, reason="no user of its own for the job here: "
+                                    + ("; ".join(where.missing) or "not root"))
 
 
 def python_job(tmp_path: Path, code: str, **spec) -> dict:
