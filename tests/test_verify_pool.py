@@ -144,7 +144,8 @@ def test_a_runner_started_from_a_thread_that_has_ended_still_serves(verifier, re
     import threading
 
     results = []
-    worker = threading.Thread(target=lambda: results.append(verifier.evaluate(relu, (CHEATS / "honest.py").read_text())))
+    honest = (CHEATS / "honest.py").read_text()
+    worker = threading.Thread(target=lambda: results.append(verifier.evaluate(relu, honest)))
     worker.start()
     worker.join()
     assert results[0].verdict == Verdict.CORRECT
