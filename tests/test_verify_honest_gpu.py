@@ -12,7 +12,7 @@ from engine.problems import load_problem
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import Verdict
-from tests.verify_support import verifier_in_fresh_home
+from tests.verify_support import gpu_verifier
 
 pytestmark = pytest.mark.gpu
 
@@ -23,9 +23,7 @@ OPTIONS = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0
 
 @pytest.fixture(scope="module")
 def verifier(tmp_path_factory):
-    with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), OPTIONS, pool_timeout_s=600,
-                                require_gpu=True) as verifier:
-        yield verifier
+    yield from gpu_verifier(tmp_path_factory, OPTIONS)
 
 
 def problem(slug: str):

@@ -32,3 +32,10 @@ def verifier_in_fresh_home(home: Path, options: VerifyOptions, pool_timeout_s: f
         pool.close()
         monkeypatch.undo()
         get_settings.cache_clear()
+
+
+def gpu_verifier(tmp_path_factory, options: VerifyOptions, timeout_s: float = 600) -> Iterator[Verifier]:
+    """A module's GPU verifier (for a fixture: `yield from gpu_verifier(...)`)."""
+    with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), options, pool_timeout_s=timeout_s,
+                                require_gpu=True) as verifier:
+        yield verifier

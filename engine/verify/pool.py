@@ -274,10 +274,13 @@ class Slot:
             self.spares.append(RunnerProcess(self.config, self.gpu, self.device))
 
     def take_runner(self) -> RunnerProcess:
-        """The oldest warm runner (waiting for it if it is still warming); a new one starts behind it."""
+        """The oldest warm runner (waiting for it if it is still warming). On a GPU a new one starts behind
+        it at once (many cores; the events time the device); on a CPU slot only after the job, so its
+        start-up does not share the cores with the candidate's timing."""
         self.fill()
         runner = self.spares.popleft()
-        self.fill()
+        if self.device == "cuda":
+            self.fill()
         return runner
 
     def run(self, job: Job, timeout_s: float) -> JobOutcome:
@@ -295,6 +298,7 @@ class Slot:
             return self._judge(job, runner, hello, started, timeout_s)
         finally:
             runner.close()
+            self.fill()
 
     def _judge(self, job: Job, runner: RunnerProcess, hello: dict, started: float, timeout_s: float) -> JobOutcome:
         sizes, payload = _artifacts(job)

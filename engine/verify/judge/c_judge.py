@@ -14,7 +14,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import math
-import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -25,10 +24,9 @@ from engine.verify.judge import clock
 from engine.verify.judge.correctness import compare, looks_cached
 from engine.verify.judge.energy import record_energy
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job
-from engine.verify.judge.outcome import JobFailure, JobState, failure_from_report, failure_result, final_result
-from engine.verify.judge.session import CandidateError, RunnerLost, RunnerMisbehaved, RunnerSession, float_list
+from engine.verify.judge.outcome import JobFailure, JobState, failure_result, final_result, judged
+from engine.verify.judge.session import RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
-from engine.verify.wire import timing
 from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 
 SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
@@ -76,23 +74,15 @@ class CJudge:
         return final_result(self.state, self.device, self.seeds)
 
     def stages(self) -> None:
-        try:
-            self.load()
-            for spec in self.job.configs:
-                self.check_config(spec)
-            clean = all(c.ok for c in self.state.configs) and not self.findings.any_failed()
-            if self.job.timing is not None and clean:
-                self.time()
-        except CandidateError as exc:
-            raise failure_from_report(exc.report) from exc
-        except RunnerLost as exc:
-            raise JobFailure(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}",
-                             fatal=True) from exc
-        except RunnerMisbehaved as exc:
-            self.findings.failed("protocol", f"during {exc.stage}: {exc.detail}")
-            raise JobFailure(Verdict.INTEGRITY_VIOLATION, f"integrity check 'protocol' failed: the candidate's "
-                                                          f"process sent a malformed reply during {exc.stage} "
-                                                          f"({exc.detail})") from exc
+        judged(self.findings, self._stages)
+
+    def _stages(self) -> None:
+        self.load()
+        for spec in self.job.configs:
+            self.check_config(spec)
+        clean = all(c.ok for c in self.state.configs) and not self.findings.any_failed()
+        if self.job.timing is not None and clean:
+            self.time()
 
     # --- the judge's own side ---------------------------------------------------------------------
 
@@ -227,23 +217,10 @@ class CJudge:
         return gpu, cpu
 
     def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int) -> clock.Block:
-        stage = f"timing on {spec.name!r}"
-        started = time.perf_counter()
-        reply = self.runner.request("time", stage=stage, config=spec.name, seeds=seeds, trials=trials, warmup=warmup,
-                                    flush_bytes=self.job.timing.flush_bytes)
-        wall = (time.perf_counter() - started) * 1e6
-        return clock.Block(float_list(reply.get("times_us"), stage, trials), wall)
+        return clock.runner_block(self.runner, spec.name, seeds, trials, warmup, self.job.timing.flush_bytes)
 
     def judge_block(self, fns: dict, device: str, trials: int, warmup: int) -> dict[str, clock.Block]:
-        blocks = {}
-        policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                    floor_trials=trials)
-        for name, fn in fns.items():
-            started = time.perf_counter()
-            samples = timing.measure({name: fn}, policy, device, self.job.timing.flush_bytes, warmup=warmup,
-                                     cross_check=False)
-            blocks[name] = clock.Block(samples[name].times_us, (time.perf_counter() - started) * 1e6)
-        return blocks
+        return clock.judge_blocks(fns, device, trials, warmup, self.job.timing.flush_bytes)
 
     def time(self) -> None:
         spec_t = self.job.timing

@@ -12,9 +12,14 @@ claim is not corroborated and the result is an integrity violation.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
-CLAIM_ALLOWANCE = 0.25  # of the claimed time per trial: clocks and boost drift between blocks
+from engine.verify.judge.session import RunnerSession, float_list
+from engine.verify.wire import timing
+
+CLAIM_ALLOWANCE = {"cuda-events": 0.25, "perf-counter": 0.5}  # of the claimed time per trial: drift between
+# blocks; on a CPU the host clock also counts the moments the process was not running
 OVERHEAD_ALLOWANCE = {"cuda-events": 0.5, "perf-counter": 1.5}  # of the loop's own overhead: on a CPU the
 # candidate's and the judge's processes share the cores, so the runner's loop costs more than the judge's
 ABSOLUTE_ALLOWANCE_US = {"cuda-events": 25.0, "perf-counter": 60.0}  # per trial: scheduling noise
@@ -71,9 +76,33 @@ def corroborate(candidate: list[Block], baseline: list[Block], round_trip_us: fl
     base_overhead = max(base_overhead, 0.0)
     per_trial_claim = claimed / trials
     unexplained = (elapsed - claimed) / trials - base_overhead
-    allowed = (CLAIM_ALLOWANCE * per_trial_claim + OVERHEAD_ALLOWANCE.get(clock, 1.0) * base_overhead
+    allowed = (CLAIM_ALLOWANCE.get(clock, 0.5) * per_trial_claim + OVERHEAD_ALLOWANCE.get(clock, 1.0) * base_overhead
                + ABSOLUTE_ALLOWANCE_US.get(clock, 50.0) + PER_BLOCK_ALLOWANCE_US * len(candidate) / trials)
     decided = trials >= MIN_TRIALS_PER_BLOCK * len(candidate)
     return Corroboration(ok=unexplained <= allowed or not decided, claimed_us=per_trial_claim,
                          clock_us=elapsed / trials, baseline_overhead_us=base_overhead, unexplained_us=unexplained,
                          allowed_us=allowed, decided=decided)
+
+
+def runner_block(runner: RunnerSession, config: str, seeds: list[int], trials: int, warmup: int,
+                 flush_bytes: int) -> Block:
+    """Exactly `trials` of the candidate's timed calls, as its process claims them, with the judge's clock
+    around the request."""
+    stage = f"timing on {config!r}"
+    started = time.perf_counter()
+    reply = runner.request("time", stage=stage, config=config, seeds=seeds, trials=trials, warmup=warmup,
+                           flush_bytes=flush_bytes)
+    wall = (time.perf_counter() - started) * 1e6
+    return Block(float_list(reply.get("times_us"), stage, trials), wall)
+
+
+def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: int) -> dict[str, Block]:
+    """Exactly `trials` of each baseline's calls, timed by the judge in its own process with the same loop."""
+    blocks = {}
+    policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
+                                floor_trials=trials)
+    for name, fn in fns.items():
+        started = time.perf_counter()
+        samples = timing.measure({name: fn}, policy, device, flush_bytes, warmup=warmup, cross_check=False)
+        blocks[name] = Block(samples[name].times_us, (time.perf_counter() - started) * 1e6)
+    return blocks

@@ -8,6 +8,7 @@ traceback): the judge names them, the runner never does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, Verdict
@@ -64,6 +65,25 @@ def failure_from_report(report: dict) -> JobFailure:
     if cuda:
         return JobFailure(Verdict.RUNTIME_ERROR, f"CUDA fault during {stage}: {summary}", log, fatal=True)
     return JobFailure(Verdict.RUNTIME_ERROR, f"{stage} raised {summary}", log)
+
+
+def judged(findings: Findings, stages: Callable[[], None]) -> None:
+    """Run a judge's stages; whatever the runner does to end them early becomes a JobFailure naming why:
+    candidate code that failed, a process that ended, a malformed reply (an integrity violation)."""
+    from engine.verify.judge.session import CandidateError, RunnerLost, RunnerMisbehaved
+
+    try:
+        stages()
+    except CandidateError as exc:
+        raise failure_from_report(exc.report) from exc
+    except RunnerLost as exc:
+        raise JobFailure(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}",
+                         fatal=True) from exc
+    except RunnerMisbehaved as exc:
+        findings.failed("protocol", f"during {exc.stage}: {exc.detail}")
+        raise JobFailure(Verdict.INTEGRITY_VIOLATION, f"integrity check 'protocol' failed: the candidate's "
+                                                      f"process sent a malformed reply during {exc.stage} "
+                                                      f"({exc.detail})") from exc
 
 
 @dataclass

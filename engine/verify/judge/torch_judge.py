@@ -13,7 +13,6 @@ and checked against the judge's clock, and the outputs of the timed calls themse
 from __future__ import annotations
 
 import math
-import time
 
 import torch
 
@@ -21,25 +20,10 @@ from engine.verify.judge import clock, coverage
 from engine.verify.judge.correctness import compare, looks_cached, same_values
 from engine.verify.judge.energy import record_energy
 from engine.verify.judge.job import ConfigSpec, Job
-from engine.verify.judge.outcome import (
-    Findings,
-    JobFailure,
-    JobState,
-    failure_from_report,
-    failure_result,
-    final_result,
-)
+from engine.verify.judge.outcome import Findings, JobFailure, JobState, failure_result, final_result, judged
 from engine.verify.judge.reference import Expected, ReferenceFailure, TorchReference
-from engine.verify.judge.session import (
-    CandidateError,
-    Returned,
-    RunnerLost,
-    RunnerMisbehaved,
-    RunnerSession,
-    float_list,
-)
+from engine.verify.judge.session import Returned, RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
-from engine.verify.wire import timing
 from engine.verify.wire.profiling import profile_call
 
 TF32_FLAGS = ("allow_tf32", "float32_matmul_precision")
@@ -82,28 +66,20 @@ class TorchJudge:
         return final_result(self.state, self.device, self.seeds)
 
     def stages(self) -> None:
-        """Every stage in order; whatever ends the job early becomes a JobFailure with its reason."""
         try:
-            self.load()
-            for spec in self.job.configs:
-                self.check_config(spec)
-            clean = all(c.ok for c in self.state.configs) and not self.findings.any_failed()
-            if self.job.profile and clean:
-                self.profile()
-            if self.job.timing is not None and clean and not self.findings.any_failed():
-                self.time()
-        except CandidateError as exc:
-            raise failure_from_report(exc.report) from exc
-        except RunnerLost as exc:
-            raise JobFailure(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}",
-                             fatal=True) from exc
-        except RunnerMisbehaved as exc:
-            self.findings.failed("protocol", f"during {exc.stage}: {exc.detail}")
-            raise JobFailure(Verdict.INTEGRITY_VIOLATION, f"integrity check 'protocol' failed: the candidate's "
-                                                          f"process sent a malformed reply during {exc.stage} "
-                                                          f"({exc.detail})") from exc
-        except ReferenceFailure as exc:
+            judged(self.findings, self._stages)
+        except ReferenceFailure as exc:  # the problem's own code failed: said so, not the candidate's fault
             raise JobFailure(Verdict.RUNTIME_ERROR, str(exc)) from exc
+
+    def _stages(self) -> None:
+        self.load()
+        for spec in self.job.configs:
+            self.check_config(spec)
+        clean = all(c.ok for c in self.state.configs) and not self.findings.any_failed()
+        if self.job.profile and clean:
+            self.profile()
+        if self.job.timing is not None and clean and not self.findings.any_failed():
+            self.time()
 
     # --- stages -------------------------------------------------------------------------------------
 
@@ -252,25 +228,11 @@ class TorchJudge:
         return fns
 
     def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int) -> clock.Block:
-        stage = f"timing on {spec.name!r}"
-        started = time.perf_counter()
-        reply = self.runner.request("time", stage=stage, config=spec.name, seeds=seeds, trials=trials, warmup=warmup,
-                                    flush_bytes=self.job.timing.flush_bytes)
-        wall = (time.perf_counter() - started) * 1e6
-        times = float_list(reply.get("times_us"), stage, trials)
-        return clock.Block(times, wall)
+        return clock.runner_block(self.runner, spec.name, seeds, trials, warmup, self.job.timing.flush_bytes)
 
     def judge_block(self, fns: dict, trials: int, warmup: int) -> dict[str, clock.Block]:
-        blocks = {}
-        policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                    floor_trials=trials)
-        for name, fn in fns.items():
-            started = time.perf_counter()
-            with torch.no_grad():
-                samples = timing.measure({name: fn}, policy, self.device, self.job.timing.flush_bytes, warmup=warmup,
-                                         cross_check=False)
-            blocks[name] = clock.Block(samples[name].times_us, (time.perf_counter() - started) * 1e6)
-        return blocks
+        with torch.no_grad():
+            return clock.judge_blocks(fns, self.device, trials, warmup, self.job.timing.flush_bytes)
 
     def trial_count(self, calibration: clock.Block, baseline: dict[str, clock.Block]) -> int:
         """Trials per side from the policy: the slower side's time per trial, with the loop's overhead
