@@ -171,6 +171,8 @@ def run_batch(verifier, problem, sources: list[str]) -> dict:
 
 def timing_spread(verifier, problem, source: str) -> dict:
     first, second = verifier.evaluate(problem, source), verifier.evaluate(problem, source)
+    if not (first.candidate_us and second.candidate_us):
+        return {"error": f"{first.verdict}: {first.message} / {second.verdict}: {second.message}"}
     stats = [next(c.candidate for c in r.configs if c.candidate) for r in (first, second)]
     return {"median_us": [s.median_us for s in stats], "cv_within": [s.cv for s in stats],
             "run_to_run": abs(stats[0].median_us - stats[1].median_us) / min(s.median_us for s in stats),
@@ -238,13 +240,16 @@ def main() -> int:
             print("load_inline:", json.dumps(report["load_inline"]), flush=True)
         report["spread"] = timing_spread(verifier, problem, native[0])
         print("spread:", json.dumps(report["spread"]), flush=True)
-    report["ncu"] = ncu_agreement(problem, native[0], report["spread"]["median_us"][0], workdir)
+    if "median_us" in report["spread"]:
+        report["ncu"] = ncu_agreement(problem, native[0], report["spread"]["median_us"][0], workdir)
+    else:
+        report["ncu"] = {"skipped": "no timing to compare"}
     print("ncu:", json.dumps(report["ncu"]), flush=True)
     targets = {
         "native >= 60 candidates/min": report["native"]["per_minute"] >= 60,
         "native compile+load <= 1 s": (report["native"]["load_s_median"] or 99) <= 1.0,
         "timing CV <= 1 % (>= 50 µs kernels)": max(report["spread"]["cv_within"]) <= 0.01
-        if min(report["spread"]["median_us"]) >= 50 else None,
+        if min(report["spread"].get("median_us", [0])) >= 50 else None,
         "ncu within 5 %": (report["ncu"].get("relative_difference", 1.0) <= 0.05) if "ncu_median_us" in report["ncu"]
         else None,
     }

@@ -143,6 +143,12 @@ def _sandbox_processes() -> list[int]:
     return found
 
 
+def honest(world) -> str:
+    """An honest candidate for this machine: one with its own kernel on a GPU, plain torch on a CPU."""
+    name = "gpu_honest.py" if world["pool"].gpu else "honest.py"
+    return (CHEATS / name).read_text()
+
+
 def source_of(world, name: str) -> str:
     text = (ATTACKS / name).read_text()
     for key, value in {"__HOME__": str(world["home"]), "__REPO__": str(REPO), "__PORT__": str(world["listener"].port),
@@ -195,8 +201,8 @@ def test_killing_the_parent_and_everything_else_kills_nothing_outside(world):
     assert result.verdict != Verdict.CORRECT
     after = attack(world, "kill_parent.py")  # the judge and the pool still answer
     assert after.verdict != Verdict.CORRECT
-    honest = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"])
-    assert honest.evaluate(world["problems"]["py"], (CHEATS / "honest.py").read_text()).verdict == Verdict.CORRECT
+    verifier = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"])
+    assert verifier.evaluate(world["problems"]["py"], honest(world)).verdict == Verdict.CORRECT
 
 
 def test_the_database_and_files_outside_the_scratch_folder_are_out_of_reach(world):
@@ -234,11 +240,11 @@ def test_a_thread_left_behind_cannot_touch_the_next_candidate(world):
     poisoner = attack(world, "lingering_thread.py")
     assert poisoner.verdict != Verdict.CORRECT
     wrong = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x * 1\n"
-    honest = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"])
-    victim = honest.evaluate(world["problems"]["py"], wrong)
-    assert victim.verdict == Verdict.INCORRECT
-    honest_result = honest.evaluate(world["problems"]["py"], (CHEATS / "honest.py").read_text())
-    assert honest_result.verdict == Verdict.CORRECT
+    verifier = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"])
+    victim = verifier.evaluate(world["problems"]["py"], wrong)
+    assert victim.verdict in (Verdict.INCORRECT, Verdict.INTEGRITY_VIOLATION)  # on a GPU also: no own kernel
+    assert not victim.configs or not all(c.ok for c in victim.configs)
+    assert verifier.evaluate(world["problems"]["py"], honest(world)).verdict == Verdict.CORRECT
 
 
 def test_replacing_the_comparison_in_its_own_process_changes_no_verdict(world):
@@ -247,10 +253,13 @@ def test_replacing_the_comparison_in_its_own_process_changes_no_verdict(world):
     wrong = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
     after = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"]).evaluate(
         world["problems"]["py"], wrong)
-    assert after.verdict == Verdict.INCORRECT
+    assert after.verdict in (Verdict.INCORRECT, Verdict.INTEGRITY_VIOLATION)
+    assert not all(c.ok for c in after.configs)
 
 
 def test_a_patched_timer_is_caught_by_the_judges_clock(world):
+    if world["pool"].gpu:
+        pytest.skip("on a GPU this candidate has no kernel of its own; tests/test_attacks_gpu.py forges CUDA events")
     result = attack(world, "patch_timer.py")
     assert result.verdict == Verdict.INTEGRITY_VIOLATION, result.message
     clock = next(f for f in result.integrity if f.check == "stream-escape")

@@ -40,7 +40,8 @@ def problem(slug: str):
 ])
 def test_honest_optimisation_is_accepted(verifier, path, slug, evidence):
     result = verifier.evaluate(problem(slug), (TESTS / path).read_text())
-    print(f"\n{path}: {result.verdict} {result.message[:160]}")
+    print(f"\n{path}: {result.verdict} {result.message[:160]} (build {result.build_seconds or 0:.1f} s, "
+          f"load {result.load_seconds or 0:.1f} s, judged in {result.worker_seconds or 0:.1f} s)")
     for finding in result.integrity:
         print(f"  {finding.check}: {'pass' if finding.passed else 'FAIL'} {finding.detail[:200]}")
     assert result.verdict == Verdict.CORRECT, result.message + result.log[-3000:]

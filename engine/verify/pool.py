@@ -43,8 +43,9 @@ EXTENSIONS_INSIDE = "/refinery/ext"
 class PoolConfig:
     cache_dir: Path
     limits: JobLimits = field(default_factory=JobLimits)  # each runner (one candidate)
-    judge_limits: JobLimits = field(default_factory=lambda: JobLimits(memory_mb=32768, processes=512,
-                                                                      cpu_seconds=24 * 3600))
+    # The judge creates the shared regions (memfds count against its file-size limit): no practical cap.
+    judge_limits: JobLimits = field(default_factory=lambda: JobLimits(memory_mb=65536, processes=512,
+                                                                      cpu_seconds=24 * 3600, file_size_mb=2**20))
     timeout_s: float = 120.0
     gpus: tuple[int, ...] | None = None  # one slot per listed GPU (CUDA_VISIBLE_DEVICES); None: no pinning
     spares: int = 0  # warm runners kept per slot; 0: chosen from the machine (see `spare_count`)

@@ -216,8 +216,10 @@ class CJudge:
             cpu["c-reference"] = reference
         return gpu, cpu
 
-    def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int) -> clock.Block:
-        return clock.runner_block(self.runner, spec.name, seeds, trials, warmup, self.job.timing.flush_bytes)
+    def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int,
+                     snapshot: bool = False) -> clock.Block:
+        return clock.runner_block(self.runner, spec.name, seeds, trials, warmup, self.job.timing.flush_bytes,
+                                  snapshot)
 
     def judge_block(self, fns: dict, device: str, trials: int, warmup: int) -> dict[str, clock.Block]:
         return clock.judge_blocks(fns, device, trials, warmup, self.job.timing.flush_bytes)

@@ -85,13 +85,13 @@ def corroborate(candidate: list[Block], baseline: list[Block], round_trip_us: fl
 
 
 def runner_block(runner: RunnerSession, config: str, seeds: list[int], trials: int, warmup: int,
-                 flush_bytes: int) -> Block:
+                 flush_bytes: int, snapshot: bool = False) -> Block:
     """Exactly `trials` of the candidate's timed calls, as its process claims them, with the judge's clock
-    around the request."""
+    around the request; `snapshot`: keep the last output on each input set for the timed-output check."""
     stage = f"timing on {config!r}"
     started = time.perf_counter()
     reply = runner.request("time", stage=stage, config=config, seeds=seeds, trials=trials, warmup=warmup,
-                           flush_bytes=flush_bytes)
+                           flush_bytes=flush_bytes, snapshot=snapshot)
     wall = (time.perf_counter() - started) * 1e6
     return Block(float_list(reply.get("times_us"), stage, trials), wall)
 

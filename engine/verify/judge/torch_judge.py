@@ -227,8 +227,10 @@ class TorchJudge:
                     self.state.notes.append(f"torch.compile baseline unavailable: {type(exc).__name__}: {exc}")
         return fns
 
-    def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int) -> clock.Block:
-        return clock.runner_block(self.runner, spec.name, seeds, trials, warmup, self.job.timing.flush_bytes)
+    def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int,
+                     snapshot: bool = False) -> clock.Block:
+        return clock.runner_block(self.runner, spec.name, seeds, trials, warmup, self.job.timing.flush_bytes,
+                                  snapshot)
 
     def judge_block(self, fns: dict, trials: int, warmup: int) -> dict[str, clock.Block]:
         with torch.no_grad():
@@ -264,7 +266,8 @@ class TorchJudge:
             order = ["candidate", "baselines"] if b % 2 == 0 else ["baselines", "candidate"]
             for side in order:
                 if side == "candidate":
-                    candidate_blocks.append(self.runner_block(spec, seeds, count, warmup=0))
+                    final = b == len(per_block) - 1
+                    candidate_blocks.append(self.runner_block(spec, seeds, count, warmup=0, snapshot=final))
                 else:
                     for name, block in self.judge_block(fns, count, warmup=0).items():
                         baseline_blocks[name].append(block)

@@ -130,8 +130,8 @@ class CCandidate:
 
     # --- timing -----------------------------------------------------------------------------------
 
-    def time_block(self, config: str, seeds: list[int], trials: int, warmup: int, flush_bytes: int
-                   ) -> tuple[list[float], list]:
+    def time_block(self, config: str, seeds: list[int], trials: int, warmup: int, flush_bytes: int,
+                   snapshot: bool = False) -> tuple[list[float], list]:
         args = self.args(config)
         key = (config, tuple(seeds))
         if key not in self.timing_sets:

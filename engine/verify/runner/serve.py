@@ -15,6 +15,7 @@ import faulthandler
 import os
 import sys
 import time
+import traceback
 from pathlib import Path
 
 MAX_ARTIFACT_BYTES = 2 * 2**30  # the candidate's library or its load_inline build, as a tar
@@ -87,6 +88,7 @@ def serve(channel, scratch: Path, device: str) -> int:
         try:
             request, _, fds = channel.receive(max_payload=0)
         except ConnectionError:
+            print("the judge closed the connection", file=sys.stderr, flush=True)
             return 0
         op = request.get("op")
         if op == "bye":
@@ -106,6 +108,10 @@ def serve(channel, scratch: Path, device: str) -> int:
                     reply.update(outputs=out_slots, inputs=in_slots)
         except CandidateFailure as failure:
             reply = {"ok": False, "error": failure.to_json()}
+        except Exception as exc:  # noqa: BLE001 - in the candidate's process anything may be its doing: reported
+            traceback.print_exc()
+            reply = {"ok": False, "error": {"stage": request.get("stage", op), "exception": type(exc).__name__,
+                                            "message": f"{exc}", "traceback": traceback.format_exc()[-6000:]}}
         reply.setdefault("ok", True)
         reply["evidence"] = _guard_report(guard)
         reply["runner_seconds"] = time.perf_counter() - started
@@ -137,7 +143,7 @@ def _dispatch(op: str, request: dict, candidate, fds: list[int], region):
     if op == "time":
         times, last = candidate.time_block(request["config"], [int(s) for s in request["seeds"]],
                                            int(request["trials"]), int(request.get("warmup", 0)),
-                                           int(request["flush_bytes"]))
+                                           int(request["flush_bytes"]), bool(request.get("snapshot")))
         candidate.last_reported = last
         return {"times_us": times}
     if op == "timed_outputs":
@@ -189,7 +195,7 @@ def warm_up(device: str) -> dict:
 
 def main(argv: list[str]) -> int:
     from engine.verify.runner import audit
-    from engine.verify.wire.channel import Channel
+    from engine.verify.wire.channel import Channel, ChannelClosed
 
     fd = int(argv[argv.index("--fd") + 1])
     device = argv[argv.index("--device") + 1] if "--device" in argv else "cpu"
@@ -202,5 +208,6 @@ def main(argv: list[str]) -> int:
     channel.send({"type": "hello", "pid": os.getpid(), **hello})
     try:
         return serve(channel, scratch, "cuda" if hello["cuda"] else "cpu")
-    except ConnectionError:
+    except (ChannelClosed, BrokenPipeError, ConnectionResetError):
+        print("the judge closed the connection", file=sys.stderr, flush=True)
         return 0

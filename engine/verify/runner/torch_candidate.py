@@ -143,9 +143,13 @@ class TorchCandidate:
             self.timed_calls, self.last_timed = 0, [[] for _ in seeds]
         return self.timing_sets[key]
 
-    def time_block(self, config: str, seeds: list[int], trials: int, warmup: int, flush_bytes: int
-                   ) -> tuple[list[float], list]:
-        """Exactly `trials` event-timed calls rotating over the input sets; the last output on each set."""
+    def time_block(self, config: str, seeds: list[int], trials: int, warmup: int, flush_bytes: int,
+                   snapshot: bool = False) -> tuple[list[float], list]:
+        """Exactly `trials` event-timed calls rotating over the input sets; the last output on each set.
+
+        With `snapshot`, the last call on each set keeps a copy of its output (inside that trial, 1 of
+        many): a candidate may hand back a buffer it rewrites on its next call (a CUDA graph's static
+        output), and the check is of what each timed call returned."""
         model = self.models[config]
         sets = self.timing_inputs(config, seeds)
         count = len(sets)
@@ -155,7 +159,10 @@ class TorchCandidate:
         def candidate(i: int):
             k = (offset + i) % count
             out = model(*sets[k])
-            last[k] = out
+            if snapshot and i >= trials - count:
+                last[k] = [o.clone() if isinstance(o, torch.Tensor) else o for o in as_list(out)]
+            else:
+                last[k] = out
             return out
 
         policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
