@@ -160,7 +160,10 @@ def run_batch(verifier, problem, sources: list[str]) -> dict:
     verdicts = [str(r.verdict) for r in results]
     load = [r.load_seconds for r in results if r.load_seconds is not None]
     build = [r.build_seconds for r in results if r.build_seconds is not None]
+    stages = sorted({name for r in results for name in r.stage_seconds})
+    stage_medians = {name: statistics.median(r.stage_seconds.get(name, 0.0) for r in results) for name in stages}
     return {"candidates": len(sources), "wall_s": wall, "per_minute": 60.0 * len(sources) / wall,
+            "stage_seconds_median": stage_medians,
             "verdicts": {v: verdicts.count(v) for v in set(verdicts)},
             "load_s_median": statistics.median(load) if load else None,
             "build_s_median": statistics.median(build) if build else None,
@@ -212,7 +215,11 @@ def main() -> int:
     parser.add_argument("--native", type=int, default=40, help="native (CuPy) candidates")
     parser.add_argument("--inline", type=int, default=2, help="load_inline candidates (about a minute each)")
     parser.add_argument("--out", type=Path, default=None, help="JSON results (default: $OUT or ./)")
+    parser.add_argument("--energy", type=float, default=0.0,
+                        help="NVML seconds per side after timing (0: off, as in the figures measured before energy "
+                             "joined verification; a run's default adds 2 s per correct candidate)")
     args = parser.parse_args()
+    os.environ["REFINERY_ENERGY_SECONDS"] = str(args.energy)
 
     workdir = Path(tempfile.mkdtemp(prefix="verifier-bench-"))
     os.environ.setdefault("REFINERY_HOME", str(workdir / "home"))
@@ -227,7 +234,7 @@ def main() -> int:
     inline = [INLINE.format(kernel=k, tag=t, block=b, unroll=u)
               for t, b, u, k in variants(args.inline, stamp + "i")]
     report: dict = {"settings": {"min_trials": settings.timing_min_trials, "min_seconds": settings.timing_min_seconds,
-                                 "max_trials": settings.timing_max_trials}}
+                                 "max_trials": settings.timing_max_trials, "energy_seconds": settings.energy_seconds}}
     with WorkerPool(config=PoolConfig.from_settings(settings)) as pool:
         print(f"device: {pool.info.device}; judge start-up {pool.info.startup_s:.1f} s; "
               f"{pool.info.applied.get('sandbox')}", flush=True)

@@ -19,7 +19,7 @@ from db.session import session_scope
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, Verdict
 
 _TIMING_KEYS = ("timed_config", "baseline_name", "kernels", "seeds", "build_seconds", "load_seconds",
-                "worker_seconds", "flag_reason", "notes")
+                "worker_seconds", "flag_reason", "notes", "stage_seconds")
 
 
 def source_hash(source: str) -> str:
@@ -52,7 +52,8 @@ def result_from_row(row: Evaluation) -> EvaluationResult:
         baseline_name=timing.get("baseline_name"), speedup=row.speedup, device=row.device, flagged=row.flagged,
         flag_reason=timing.get("flag_reason") or "", build_seconds=timing.get("build_seconds"),
         seeds=list(timing.get("seeds") or []), load_seconds=timing.get("load_seconds"),
-        worker_seconds=timing.get("worker_seconds"), notes=list(timing.get("notes") or []))
+        worker_seconds=timing.get("worker_seconds"), notes=list(timing.get("notes") or []),
+        stage_seconds=dict(timing.get("stage_seconds") or {}))
 
 
 def store_evaluation(result: EvaluationResult, *, problem_slug: str | None = None, source: str | None = None,

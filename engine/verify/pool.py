@@ -296,7 +296,11 @@ class Slot:
                 hello = runner.ready()
             except RuntimeError as exc:
                 return JobOutcome("start_failed", detail=str(exc))
-            return self._judge(job, runner, hello, started, timeout_s)
+            waited = time.monotonic() - started
+            outcome = self._judge(job, runner, hello, started, timeout_s)
+            if outcome.result is not None:
+                outcome.result.stage_seconds["runner_wait"] = round(waited, 4)
+            return outcome
         finally:
             runner.close()
             self.fill()

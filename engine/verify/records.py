@@ -145,7 +145,8 @@ class EvaluationResult:
     load_seconds: float | None = None  # worker: module import/library load plus the first call (JIT compiles)
     worker_seconds: float | None = None  # worker: the whole job
     notes: list[str] = field(default_factory=list)
-    energy: dict | None = None  # worker: NVML joules per call, candidate and baseline (energy_calls)
+    energy: dict | None = None  # judge: NVML joules per call, candidate and baseline (judge.energy)
+    stage_seconds: dict = field(default_factory=dict)  # judge: seconds per stage (load, correctness, …)
 
     @property
     def failed_config(self) -> ConfigResult | None:

@@ -77,12 +77,15 @@ class CJudge:
         judged(self.findings, self._stages)
 
     def _stages(self) -> None:
-        self.load()
-        for spec in self.job.configs:
-            self.check_config(spec)
+        with self.state.stage("load"):
+            self.load()
+        with self.state.stage("correctness"):
+            for spec in self.job.configs:
+                self.check_config(spec)
         clean = all(c.ok for c in self.state.configs) and not self.findings.any_failed()
         if self.job.timing is not None and clean:
-            self.time()
+            with self.state.stage("timing"):
+                self.time()
 
     # --- the judge's own side ---------------------------------------------------------------------
 
@@ -272,8 +275,9 @@ class CJudge:
         if baseline is not None:
             self.state.baseline_name, self.state.baseline_us = baseline, result.baselines[baseline].median_us
         if spec_t.energy_seconds > 0 and self.cuda:
-            record_energy(self.state, self.runner, spec.name, seeds, gpu.get(baseline), baseline,
-                          spec_t.energy_seconds)
+            with self.state.stage("energy"):
+                record_energy(self.state, self.runner, spec.name, seeds, gpu.get(baseline), baseline,
+                              spec_t.energy_seconds)
 
     def check_timed_outputs(self, spec: ConfigSpec, expected: dict) -> None:
         stage = f"the timed calls on {spec.name!r}"

@@ -8,6 +8,8 @@ traceback): the judge names them, the runner never does.
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -125,6 +127,15 @@ class JobState:
     load_seconds: float | None = None
     energy: dict | None = None
     fatal: bool = False
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # where the job's time went
+
+    @contextlib.contextmanager
+    def stage(self, name: str):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stage_seconds[name] = self.stage_seconds.get(name, 0.0) + time.perf_counter() - started
 
 
 def final_result(state: JobState, device: str, seeds: list[int]) -> EvaluationResult:
@@ -152,10 +163,12 @@ def final_result(state: JobState, device: str, seeds: list[int]) -> EvaluationRe
         kernels=state.kernels, timed_config=state.timed_config, candidate_us=state.candidate_us,
         baseline_us=state.baseline_us, baseline_name=state.baseline_name,
         speedup=speedup if verdict == Verdict.CORRECT else None, device=device, seeds=seeds,
-        load_seconds=state.load_seconds, notes=state.notes, energy=state.energy)
+        load_seconds=state.load_seconds, notes=state.notes, energy=state.energy,
+        stage_seconds={k: round(v, 4) for k, v in state.stage_seconds.items()})
 
 
 def failure_result(failure: JobFailure, state: JobState, device: str, seeds: list[int]) -> EvaluationResult:
     return EvaluationResult(verdict=failure.verdict, message=failure.message, log=failure.log, configs=state.configs,
                             integrity=state.findings.as_list(), kernels=state.kernels, device=device, seeds=seeds,
-                            load_seconds=state.load_seconds, notes=state.notes)
+                            load_seconds=state.load_seconds, notes=state.notes,
+                            stage_seconds={k: round(v, 4) for k, v in state.stage_seconds.items()})

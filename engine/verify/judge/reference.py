@@ -58,6 +58,7 @@ class TorchReference:
         self.modules: dict[str, object] = {}
         self.models: dict[str, tuple] = {}
         self.expected: OrderedDict[tuple, Expected] = OrderedDict()
+        self.profiles: dict[str, object] = {}  # configuration → the reference's own call profiled
 
     def module(self, config: str, params: dict):
         if config not in self.modules:

@@ -72,14 +72,18 @@ class TorchJudge:
             raise JobFailure(Verdict.RUNTIME_ERROR, str(exc)) from exc
 
     def _stages(self) -> None:
-        self.load()
-        for spec in self.job.configs:
-            self.check_config(spec)
+        with self.state.stage("load"):
+            self.load()
+        with self.state.stage("correctness"):
+            for spec in self.job.configs:
+                self.check_config(spec)
         clean = all(c.ok for c in self.state.configs) and not self.findings.any_failed()
         if self.job.profile and clean:
-            self.profile()
+            with self.state.stage("profile"):
+                self.profile()
         if self.job.timing is not None and clean and not self.findings.any_failed():
-            self.time()
+            with self.state.stage("timing"):
+                self.time()
 
     # --- stages -------------------------------------------------------------------------------------
 
@@ -165,12 +169,15 @@ class TorchJudge:
                 self.findings.passed("torch-op", f"none of the reference's ops called ({len(ops)} ops seen)")
 
     def reference_profile(self, spec: ConfigSpec, seed: int):
-        """The reference's own call profiled by the judge: which ops its forward calls, its GPU time."""
-        native, _ = self.reference.model(spec.name, spec.params)
-        inputs = self.reference.inputs(spec.name, spec.params, seed)
-        with torch.no_grad():
-            native(*inputs)  # warm: the first call's lazy loads are not the reference's work
-            return profile_call(lambda: native(*inputs), self.cuda)
+        """The reference's own call profiled by the judge: which ops its forward calls, its GPU time (once
+        per configuration: the judge keeps it for the problem's next candidates)."""
+        if spec.name not in self.reference.profiles:
+            native, _ = self.reference.model(spec.name, spec.params)
+            inputs = self.reference.inputs(spec.name, spec.params, seed)
+            with torch.no_grad():
+                native(*inputs)  # warm: the first call's lazy loads are not the reference's work
+                self.reference.profiles[spec.name] = profile_call(lambda: native(*inputs), self.cuda)
+        return self.reference.profiles[spec.name]
 
     def kernel_share(self, claims: dict, blocked: list[str], reference_us: float) -> None:
         kernels = claims.get("kernels", {})
@@ -294,8 +301,9 @@ class TorchJudge:
         if baseline is not None:
             self.state.baseline_name, self.state.baseline_us = baseline, result.baselines[baseline].median_us
         if spec_t.energy_seconds > 0 and self.cuda:
-            record_energy(self.state, self.runner, spec.name, seeds, fns.get(baseline), baseline,
-                          spec_t.energy_seconds)
+            with self.state.stage("energy"):
+                record_energy(self.state, self.runner, spec.name, seeds, fns.get(baseline), baseline,
+                              spec_t.energy_seconds)
 
     def check_timed_outputs(self, spec: ConfigSpec, seeds: list[int]) -> None:
         """The last timed call on each input set gave the right answer (no shortcut taken only while timed)."""

@@ -186,10 +186,17 @@ def warm_up(device: str) -> dict:
     name = None
     if cuda:
         torch.cuda.init()
-        torch.zeros(1, device="cuda")
+        probe = torch.zeros(1024, device="cuda")
         name = torch.cuda.get_device_name()
         with contextlib.suppress(Exception):  # CuPy candidates then fail at import with the reason
-            import cupy  # noqa: F401
+            import cupy
+
+            kernel = cupy.RawKernel('extern "C" __global__ void warm(float* x) { x[threadIdx.x] += 1.f; }', "warm")
+            kernel((1,), (32,), (probe.data_ptr(),))  # NVRTC and the driver's module loading, ahead of time
+        from engine.verify.wire.profiling import profile_call
+
+        profile_call(lambda: torch.relu(probe), True)  # the profiler's first start (CUPTI) costs a second
+        torch.cuda.synchronize()
     return {"cuda": cuda, "device": name, "torch": torch.__version__, "startup_s": time.perf_counter() - started}
 
 
