@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import col, select
 
 from db.evaluations import admitted
+from db.identity import equivalence_key
 from db.models import Candidate, Diagnostic, Evaluation, Labeler, LabelSession, PairLabel, RankerModel, utcnow
 from db.session import session_scope
 
@@ -63,11 +64,18 @@ class LabelRow:
 
 @dataclass(frozen=True)
 class Measurement:
-    """The latest correct, unflagged timing of a candidate on one device."""
+    """The latest correct, admitted timing of a candidate on one device: its median, what it was measured
+    against (the baseline, the timed configuration) and the trials themselves where they were kept."""
 
     device: str
     candidate_us: float | None
     speedup: float | None
+    baseline: str | None = None
+    config: str | None = None
+    baseline_us: float | None = None
+    samples_us: tuple[float, ...] = ()
+    iqr_us: float | None = None
+    trials: int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,7 @@ class CandidateEvidence:
     features: dict[str, Any] = field(default_factory=dict)  # latest static diagnostic's data["features"]
     bottleneck: str | None = None
     measurements: tuple[Measurement, ...] = ()
+    equivalence: str = ""  # equal for sources equal but for comments and whitespace (db.identity)
 
 
 @dataclass(frozen=True)
@@ -320,14 +329,24 @@ def list_problem_slugs() -> list[str]:
         return sorted(session.exec(select(Candidate.problem_slug).distinct()))
 
 
+def _measurement(device: str, ev: Evaluation) -> Measurement:
+    timing = ev.timing or {}
+    stats = timing.get("candidate") or next((c.get("candidate") for c in ev.configs or [] if c.get("candidate")), None)
+    stats = stats or {}
+    return Measurement(device=device, candidate_us=ev.candidate_us, speedup=ev.speedup,
+                       baseline=timing.get("baseline_name") or timing.get("baseline"),
+                       config=timing.get("timed_config"), baseline_us=ev.baseline_us,
+                       samples_us=tuple(stats.get("samples_us") or ()), iqr_us=stats.get("iqr_us"),
+                       trials=stats.get("trials"))
+
+
 def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagnostic | None,
               bottleneck: str | None, with_source: bool) -> CandidateEvidence:
     latest = evaluations[-1] if evaluations else None
     per_device: dict[str, Evaluation] = {}
     for ev in evaluations:  # oldest first, so the newest per device wins
         per_device[ev.device or "unknown"] = ev
-    measurements = tuple(Measurement(device=device, candidate_us=ev.candidate_us, speedup=ev.speedup)
-                         for device, ev in sorted(per_device.items())
+    measurements = tuple(_measurement(device, ev) for device, ev in sorted(per_device.items())
                          if ev.verdict == "correct" and admitted(ev.flagged, ev.flag_review)
                          and (ev.candidate_us is not None or ev.speedup is not None))
     features = (static.data or {}).get("features", {}) if static else {}
@@ -341,7 +360,7 @@ def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagn
         flagged=not admitted(latest.flagged, latest.flag_review) if latest else False,
         integrity_violation=any(ev.verdict == "integrity_violation" for ev in evaluations),
         features=dict(features) if isinstance(features, dict) else {}, bottleneck=bottleneck,
-        measurements=measurements)
+        measurements=measurements, equivalence=equivalence_key(candidate.source or "", candidate.language))
 
 
 # Ranker registry --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from db.models import Candidate, Diagnostic, Evaluation, Run
 from db.session import session_scope
 from engine.export import ExportFilters, export_dataset
 from engine.problems import get_problem
+from tests.rank_support import stored_timing
 
 datasets = pytest.importorskip("datasets")
 SLUG = "relu"
@@ -19,12 +20,13 @@ SLUG = "relu"
 def _candidate(session, run, parent, step, speedup, verdict="correct", device="NVIDIA H200", origin="library"):
     candidate = Candidate(run_id=run.id, problem_slug=run.problem_slug, parent_id=parent.id if parent else None,
                           step=step, origin=origin, strategy="naive", language="python",
-                          source=f"# candidate {step}\nclass ModelNew: pass\n", source_hash=f"h{step}-{run.id}",
-                          proposal={"implementation": f"impl{step}"})
+                          source=f"# candidate {step}\nclass ModelNew:\n    STEP = {step}\n",
+                          source_hash=f"h{step}-{run.id}", proposal={"implementation": f"impl{step}"})
     session.add(candidate)
     session.flush()
     session.add(Evaluation(candidate_id=candidate.id, verdict=verdict, speedup=speedup,
                            candidate_us=100 / speedup if speedup else None, baseline_us=100.0, device=device,
+                           timing=stored_timing(100 / speedup) if speedup else {},
                            reward=0.1 * step, reward_components={"total": 0.1 * step, "correct": verdict == "correct",
                                                                  "speed": 0.0, "structural": 0.5, "tiered": 0.2}))
     session.add(Diagnostic(candidate_id=candidate.id, kind="static", data={"features": {"registers": 16 + step}}))

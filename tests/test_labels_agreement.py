@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from db.labels import CandidateEvidence, LabelRow, Measurement
+from db.labels import CandidateEvidence, LabelRow
+from tests.rank_support import measured
 from engine.rank.agreement import agreement_from, canonical, cohen_kappa, compute_agreement
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -20,7 +21,7 @@ def vote(a: int, b: int, labeler: int, choice: str, undone: bool = False) -> Lab
 
 def cand(cid: int, us: float) -> CandidateEvidence:
     return CandidateEvidence(id=cid, problem_slug="p", language="cuda", origin="library", strategy=None, source="",
-                             source_hash=str(cid), created_at=NOW, measurements=(Measurement("H200", us, None),))
+                             source_hash=str(cid), created_at=NOW, measurements=(measured("H200", us),))
 
 
 def test_cohens_kappa_matches_the_textbook_example():

@@ -9,13 +9,14 @@ import pytest
 
 from db.labels import CandidateEvidence, LabelRow, Measurement
 from engine.rank.pairs import PairSet, build_pairs, human_pairs, integrity_pairs, measured_pairs
+from tests.rank_support import measured
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def cand(cid: int, us: float | None = None, problem: str = "p", device: str = "H200",
          cheat: bool = False) -> CandidateEvidence:
-    measurements = (Measurement(device, us, None),) if us is not None else ()
+    measurements = (measured(device, us),) if us is not None else ()
     return CandidateEvidence(id=cid, problem_slug=problem, language="cuda", origin="library", strategy=None,
                              source=f"// {cid}", source_hash=str(cid), created_at=NOW, measurements=measurements,
                              integrity_violation=cheat, verdict="integrity_violation" if cheat else "correct")

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from db.labels import CandidateEvidence, LabelRow, Measurement
+from db.labels import CandidateEvidence, LabelRow
+from tests.rank_support import measured
 from engine.rank.queue import QueueSnapshot, choose_pair, key
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -17,7 +18,7 @@ def cand(cid: int, problem: str = "p", us: float | None = None, source_hash: str
          age_min: int = 0) -> CandidateEvidence:
     return CandidateEvidence(id=cid, problem_slug=problem, language="cuda", origin="library", strategy=None,
                              source="", source_hash=source_hash or str(cid), created_at=T0 + timedelta(minutes=age_min),
-                             measurements=(Measurement("H200", us, None),) if us else ())
+                             measurements=(measured("H200", us),) if us else ())
 
 
 def vote(lid: int, a: int, b: int, labeler: int, choice: str = "a", undone: bool = False) -> LabelRow:

@@ -1,12 +1,13 @@
 """Training pairs: what the ranker learns from, each with a target P(a better than b) and a weight.
 
-Three sources, always within one problem:
-- measured: both candidates correct on the same device (and in the same unit), at least
-  `min_ratio` apart in time; the faster wins, weighted by |log ratio| so that a 3x gap counts
-  more than a 10 % one. Pairs closer than the margin are timing noise and are left out.
+Every pair is of two comparable candidates (`engine.rank.comparable`: same problem, same target, not
+the same code, and measured on the same device against the same baseline where measured). Sources:
+- measured: both correct in the same context, their medians at least `min_ratio` apart and the
+  difference real by a test on the stored trials (the test, its p-value and level go on the pair);
+  the faster wins, weighted by |log ratio| so that a 3x gap counts more than a 10 % one.
 - human: votes A/B/tie (tie = 0.5), weighted by the labeler's agreement weight; "both bad" says
   nothing about order and "skip" nothing at all, so both are left out.
-- integrity: a candidate caught cheating loses to every other candidate of its problem, whatever
+- integrity: a candidate caught cheating loses to every comparable candidate of its problem, whatever
   a labeler or a timer said about it (its human and measured pairs are dropped).
 """
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from db.labels import CandidateEvidence, LabelRow
+from engine.rank.comparable import ALPHA, comparable, difference, measurement_context, target_of
 
 MIN_RATIO = 1.10
 SOURCES = ("measured", "human", "integrity")
@@ -36,11 +38,15 @@ class PairExample:
     source: str  # measured | human | integrity
     problem: str
     log_ratio: float | None = None  # measured: |log(t_slow / t_fast)|
+    test: str | None = None  # measured: what decided the difference was real
+    p_value: float | None = None
+    alpha: float | None = None  # the level it was tested at
 
 
 @dataclass(frozen=True)
 class PairConfig:
     min_ratio: float = MIN_RATIO
+    alpha: float = ALPHA
     use_measured: bool = True
     use_human: bool = True
     use_integrity: bool = True
@@ -54,35 +60,46 @@ def _cap(n: int, cap: int, rng: np.random.Generator) -> np.ndarray:
     return np.sort(rng.choice(n, size=cap, replace=False)) if n > cap else np.arange(n)
 
 
+def _representatives(items: list[tuple[CandidateEvidence, object]]) -> list[tuple[CandidateEvidence, object]]:
+    """One entry per equivalence class (the earliest candidate): the same code twice is one candidate."""
+    seen: dict[str, tuple[CandidateEvidence, object]] = {}
+    for item in sorted(items, key=lambda pair: pair[0].id):
+        seen.setdefault(item[0].equivalence or f"id:{item[0].id}", item)
+    return list(seen.values())
+
+
 def measured_pairs(evidence: Sequence[CandidateEvidence], min_ratio: float = MIN_RATIO,
-                   max_pairs_per_problem: int = 20_000, seed: int = 0) -> list[PairExample]:
-    """Every same-device pair of correct candidates at least `min_ratio` apart."""
-    groups: dict[tuple[str, str, str], list[tuple[int, float]]] = defaultdict(list)
+                   max_pairs_per_problem: int = 20_000, seed: int = 0, alpha: float = ALPHA) -> list[PairExample]:
+    """Pairs of correct candidates measured in one context whose difference is real (see the module)."""
+    groups: dict[tuple, list[tuple[CandidateEvidence, object]]] = defaultdict(list)
     for item in evidence:
         if item.integrity_violation:
             continue
         for m in item.measurements:
-            if m.candidate_us is not None and m.candidate_us > 0:
-                groups[(item.problem_slug, m.device, "us")].append((item.id, math.log(m.candidate_us)))
-            elif m.speedup is not None and m.speedup > 0:
-                groups[(item.problem_slug, m.device, "speedup")].append((item.id, -math.log(m.speedup)))
+            groups[(item.problem_slug, target_of(item), *measurement_context(m))].append((item, m))
     rng = np.random.default_rng(seed)
     margin = math.log(min_ratio)
     out: list[PairExample] = []
-    for (problem, _device, _unit), rows in sorted(groups.items()):
-        if len(rows) < 2:
+    for key, rows in sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
+        rows = _representatives(rows)
+        levels = [(m.candidate_us / m.baseline_us if m.baseline_us else m.candidate_us) if m.candidate_us
+                  else (1.0 / m.speedup if m.speedup else None) for _, m in rows]
+        keep = [k for k, level in enumerate(levels) if level and level > 0]
+        if len(keep) < 2:
             continue
-        ids = np.array([r[0] for r in rows])
-        log_t = np.array([r[1] for r in rows])
-        i, j = np.triu_indices(len(rows), k=1)
-        diff = log_t[i] - log_t[j]
-        keep = np.abs(diff) >= margin - 1e-12
-        i, j, diff = i[keep], j[keep], diff[keep]
-        chosen = _cap(len(i), max_pairs_per_problem, rng)
-        for k in chosen:
-            d = float(diff[k])
-            out.append(PairExample(a=int(ids[i[k]]), b=int(ids[j[k]]), target=1.0 if d < 0 else 0.0,
-                                   weight=abs(d), source="measured", problem=problem, log_ratio=abs(d)))
+        log_level = np.log(np.array([levels[k] for k in keep]))
+        i, j = np.triu_indices(len(keep), k=1)
+        close = np.abs(log_level[i] - log_level[j]) < margin - 1e-12
+        i, j = i[~close], j[~close]
+        for k in _cap(len(i), max_pairs_per_problem, rng):
+            (a, ma), (b, mb) = rows[keep[i[k]]], rows[keep[j[k]]]
+            found = difference(ma, mb, alpha, min_ratio)
+            if found is None or not found.real:
+                continue
+            out.append(PairExample(a=a.id, b=b.id, target=1.0 if found.log_ratio > 0 else 0.0,
+                                   weight=abs(found.log_ratio), source="measured", problem=key[0],
+                                   log_ratio=abs(found.log_ratio), test=found.test, p_value=found.p_value,
+                                   alpha=alpha))
     return out
 
 
@@ -95,9 +112,10 @@ def integrity_pairs(evidence: Sequence[CandidateEvidence], weight: float = 1.0,
     rng = np.random.default_rng(seed + 1)
     out: list[PairExample] = []
     for problem, items in sorted(by_problem.items()):
-        cheats = [c.id for c in items if c.integrity_violation]
-        honest = [c.id for c in items if not c.integrity_violation]
-        combos = [(h, c) for c in cheats for h in honest]
+        cheats = [c for c in items if c.integrity_violation]
+        honest = [c for c in items if not c.integrity_violation]
+        combos = [(h.id, c.id) for c in cheats for h in honest if target_of(h) == target_of(c)
+                  and not (h.equivalence and h.equivalence == c.equivalence)]
         for k in _cap(len(combos), max_pairs_per_problem, rng):
             h, c = combos[k]
             out.append(PairExample(a=h, b=c, target=1.0, weight=weight, source="integrity", problem=problem))
@@ -112,7 +130,7 @@ def human_pairs(labels: Sequence[LabelRow], evidence_by_id: Mapping[int, Candida
     for label in labels:
         target = HUMAN_TARGETS.get(label.choice)
         a, b = evidence_by_id.get(label.candidate_a_id), evidence_by_id.get(label.candidate_b_id)
-        if label.undone or target is None or a is None or b is None or a.problem_slug != b.problem_slug:
+        if label.undone or target is None or a is None or b is None or not comparable(a, b):
             continue
         if a.integrity_violation or b.integrity_violation:
             continue
@@ -129,7 +147,7 @@ def build_pairs(evidence: Sequence[CandidateEvidence], labels: Sequence[LabelRow
     config = config or PairConfig()
     out: list[PairExample] = []
     if config.use_measured:
-        out += measured_pairs(evidence, config.min_ratio, config.max_pairs_per_problem, config.seed)
+        out += measured_pairs(evidence, config.min_ratio, config.max_pairs_per_problem, config.seed, config.alpha)
     if config.use_human:
         out += human_pairs(labels, {e.id: e for e in evidence}, labeler_weights, config.human_weight)
     if config.use_integrity:

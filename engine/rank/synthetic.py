@@ -108,7 +108,9 @@ def synthetic_evidence(config: SyntheticConfig | None = None) -> list[CandidateE
             if verdict == "integrity_violation":
                 us = base_us / 50.0  # the cheat's "speed" is what makes it tempting
             timed = verdict in ("correct", "integrity_violation")
-            measurements = (Measurement(DEVICE, us, base_us / us),) if verdict == "correct" else ()
+            measurements = ((Measurement(DEVICE, us, base_us / us, baseline="eager", config="large",
+                                         baseline_us=base_us, iqr_us=us * 0.01, trials=100),)
+                            if verdict == "correct" else ())
             out.append(CandidateEvidence(
                 id=len(out) + 1, problem_slug=slug, language="cuda", origin="library", strategy=None, source=source,
                 source_hash=hashlib.sha256(source.encode()).hexdigest(),
@@ -117,6 +119,16 @@ def synthetic_evidence(config: SyntheticConfig | None = None) -> list[CandidateE
                 device=DEVICE, integrity_violation=verdict == "integrity_violation", features=features,
                 measurements=measurements))
     return out
+
+
+def _stored_timing(item: CandidateEvidence) -> dict:
+    """The timing blob the verifier would store for the generated measurement (no trials kept)."""
+    if not item.measurements:
+        return {}
+    m = item.measurements[0]
+    return {"timed_config": m.config, "baseline_name": m.baseline,
+            "candidate": {"median_us": m.candidate_us, "iqr_us": m.iqr_us, "mean_us": m.candidate_us,
+                          "min_us": m.candidate_us, "trials": m.trials}}
 
 
 def write_synthetic(config: SyntheticConfig | None = None) -> list[int]:
@@ -134,7 +146,8 @@ def write_synthetic(config: SyntheticConfig | None = None) -> list[int]:
             ids.append(candidate.id)
             session.add(Evaluation(candidate_id=candidate.id, verdict=item.verdict or "correct", device=item.device,
                                    candidate_us=item.candidate_us, speedup=item.speedup,
-                                   baseline_us=(item.candidate_us or 0) * (item.speedup or 0) or None))
+                                   baseline_us=(item.candidate_us or 0) * (item.speedup or 0) or None,
+                                   timing=_stored_timing(item)))
             if item.features:
                 session.add(Diagnostic(candidate_id=candidate.id, kind="static", data={"features": item.features}))
     return ids

@@ -6,6 +6,7 @@ of JSON-friendly values; `to_json()` gives what the `evaluation` table stores.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -27,6 +28,9 @@ class Verdict(StrEnum):
         return self not in (Verdict.CORRECT, Verdict.NEEDS_GPU)
 
 
+SAMPLES_KEPT = 256  # trials kept per timing (every k-th in time order): enough for a rank test between runs
+
+
 @dataclass
 class TimingStats:
     """Per-launch CUDA-event (or host-clock on CPU) times of one callable on one configuration."""
@@ -40,6 +44,7 @@ class TimingStats:
     host_us: float | None = None  # older records: host time to issue one call in the worker's own wall loop
     clock: str = "cuda-events"  # cuda-events | perf-counter
     unexplained_us: float | None = None  # per trial: judge's clock minus events minus the baseline's loop overhead
+    samples_us: list[float] | None = None  # the trials themselves (thinned to SAMPLES_KEPT), for tests between runs
 
     @classmethod
     def from_json(cls, data: dict | None) -> TimingStats | None:
@@ -48,6 +53,7 @@ class TimingStats:
     @classmethod
     def from_samples(cls, times_us: list[float], clock: str, wall_us: float | None = None,
                      unexplained_us: float | None = None) -> TimingStats:
+        step = max(1, math.ceil(len(times_us) / SAMPLES_KEPT))
         ordered = sorted(times_us)
         if len(ordered) >= 4:
             q = statistics.quantiles(ordered, n=4, method="inclusive")
@@ -56,7 +62,7 @@ class TimingStats:
             iqr = ordered[-1] - ordered[0]
         return cls(median_us=statistics.median(ordered), iqr_us=iqr, mean_us=statistics.fmean(ordered),
                    min_us=ordered[0], trials=len(ordered), wall_us=wall_us, clock=clock,
-                   unexplained_us=unexplained_us)
+                   unexplained_us=unexplained_us, samples_us=[round(t, 4) for t in times_us[::step]])
 
     @property
     def cv(self) -> float:
