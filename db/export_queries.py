@@ -14,19 +14,21 @@ from db.session import get_engine
 
 CANDIDATE_COLUMNS = (
     Candidate.id, Candidate.problem_slug, Candidate.run_id, Candidate.parent_id, Candidate.step, Candidate.depth,
-    Candidate.origin, Candidate.strategy, Candidate.language, Candidate.source, Candidate.created_at,
+    Candidate.origin, Candidate.strategy, Candidate.language, Candidate.source, Candidate.source_hash,
+    Candidate.created_at,
     Evaluation.verdict, Evaluation.message, Evaluation.speedup, Evaluation.candidate_us, Evaluation.baseline_us,
     Evaluation.device, Evaluation.reward, Evaluation.flagged, Evaluation.flag_review, Evaluation.recorded,
     # JSON columns as raw text: orjson decodes them several times faster than the column type would.
     type_coerce(Evaluation.reward_components, Text), type_coerce(Diagnostic.data, Text),
+    type_coerce(Evaluation.timing, Text),
 )
 CANDIDATE_FIELDS = (
     "id", "problem_slug", "run_id", "parent_id", "step", "depth", "origin", "strategy", "language", "source",
-    "created_at", "eval_verdict", "eval_message", "eval_speedup", "eval_candidate_us", "eval_baseline_us",
-    "eval_device", "eval_reward", "eval_flagged", "eval_flag_review", "eval_recorded", "eval_reward_components",
-    "static_data",
+    "source_hash", "created_at", "eval_verdict", "eval_message", "eval_speedup", "eval_candidate_us",
+    "eval_baseline_us", "eval_device", "eval_reward", "eval_flagged", "eval_flag_review", "eval_recorded",
+    "eval_reward_components", "static_data", "eval_timing",
 )
-JSON_FIELDS = ("eval_reward_components", "static_data")
+JSON_FIELDS = ("eval_reward_components", "static_data", "eval_timing")
 
 
 def iter_candidates(problems: tuple[str, ...] = (), batch: int = 5000) -> Iterator[dict]:

@@ -28,3 +28,20 @@ def normalized_source(source: str, language: str) -> str:
 
 def equivalence_key(source: str, language: str) -> str:
     return hashlib.sha256(normalized_source(source, language).encode()).hexdigest()[:16]
+
+
+_KNOWN: dict[tuple[str, str], str] = {}
+_KNOWN_MAX = 200_000
+
+
+def equivalence_of(source_hash: str, source: str, language: str) -> str:
+    """`equivalence_key`, remembered by the stored source hash: the label queue asks for every candidate's
+    class on every pair it draws, and tokenising thousands of sources each time would be seconds."""
+    if not source_hash:
+        return equivalence_key(source, language)
+    known = _KNOWN.get((source_hash, language))
+    if known is None:
+        if len(_KNOWN) >= _KNOWN_MAX:
+            _KNOWN.clear()
+        known = _KNOWN[(source_hash, language)] = equivalence_key(source, language)
+    return known

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import col, select
 
 from db.evaluations import admitted
-from db.identity import equivalence_key
+from db.identity import equivalence_of
 from db.models import Candidate, Diagnostic, Evaluation, Labeler, LabelSession, PairLabel, RankerModel, utcnow
 from db.session import session_scope
 
@@ -360,7 +360,8 @@ def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagn
         flagged=not admitted(latest.flagged, latest.flag_review) if latest else False,
         integrity_violation=any(ev.verdict == "integrity_violation" for ev in evaluations),
         features=dict(features) if isinstance(features, dict) else {}, bottleneck=bottleneck,
-        measurements=measurements, equivalence=equivalence_key(candidate.source or "", candidate.language))
+        measurements=measurements,
+        equivalence=equivalence_of(candidate.source_hash or "", candidate.source or "", candidate.language))
 
 
 # Ranker registry --------------------------------------------------------------------------------

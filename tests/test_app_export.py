@@ -28,3 +28,20 @@ def test_export_page_previews_exports_and_offers_the_zip(refinery_home, tmp_path
     assert not at.exception and not at.error
     assert (tmp_path / "out" / "README.md").is_file() and (tmp_path / "out" / "data" / "default.jsonl").is_file()
     assert any("5 rows" in m.value for m in at.markdown)
+
+
+@pytest.mark.usefixtures("populated")
+def test_each_export_gets_a_folder_named_by_its_kind_and_earlier_ones_stay_downloadable(refinery_home):
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.selectbox(key="export_kind").set_value("candidates").run()
+    at.selectbox(key="export_kind").set_value("preferences").run()  # the kind chosen last names the folder
+    at.button(key="export_go").click().run()
+    at.button(key="export_go").click().run()
+    assert not at.exception and not at.error
+    folders = sorted((refinery_home / "exports").iterdir())
+    assert len(folders) == 2 and all(f.name.startswith("preferences-") for f in folders)
+    assert all((f / "data" / "standard.jsonl").is_file() and (f / "README.md").is_file() for f in folders)
+    listed = " ".join(m.value for m in at.markdown)
+    assert all(str(f) in listed for f in folders)
+    buttons = at.get("download_button")
+    assert len(buttons) == 3  # the one just written, and both in the list of earlier exports

@@ -130,7 +130,7 @@ def test_card_states_counts_sources_and_filters(populated, tmp_path):
     export_dataset("preferences", "parquet", tmp_path / "out", ExportFilters(min_agreement=0.0))
     card = (tmp_path / "out/README.md").read_text()
     assert card.startswith("---\nconfigs:") and "## Counts" in card and '"min_agreement": 0.0' in card
-    assert "## Sources" in card and "measured" in card
+    assert "### By source" in card and "| measured |" in card
 
 
 def test_unknown_kind_is_refused(refinery_home, tmp_path):

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from db.labels import CandidateEvidence, LabelRow
-from tests.rank_support import measured
 from engine.rank.agreement import agreement_from, canonical, cohen_kappa, compute_agreement
+from tests.rank_support import measured
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 _ids = iter(range(1, 10_000))

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from db.labels import CandidateEvidence, LabelRow, Measurement
+from db.labels import CandidateEvidence, LabelRow
 from engine.rank.pairs import PairSet, build_pairs, human_pairs, integrity_pairs, measured_pairs
 from tests.rank_support import measured
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from db.labels import CandidateEvidence, LabelRow
-from tests.rank_support import measured
 from engine.rank.queue import QueueSnapshot, choose_pair, key
+from tests.rank_support import measured
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import itertools
 import zipfile
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -32,15 +31,10 @@ def problem_choices() -> list[str]:
     return problem_slugs_with_candidates()
 
 
-def form() -> tuple[str, str, Path, ExportFilters]:
-    from engine.settings import get_settings
-
+def form() -> tuple[str, str, Path | None, ExportFilters]:
     left, right = st.columns(2)
     kind = left.selectbox("Dataset", KINDS, format_func=lambda k: f"{k} — {KIND_HELP[k]}", key="export_kind")
     fmt = right.radio("Format", FORMATS, horizontal=True, key="export_format")
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    out = st.text_input("Folder to write", str(get_settings().home / "exports" / f"{kind}-{stamp}"),
-                        key="export_out")
     with st.expander("Filters", expanded=False):
         problems = st.multiselect("Problems (none = all)", problem_choices(), key="export_problems")
         sources = st.multiselect("Label sources (preferences)", LABEL_SOURCES, default=list(LABEL_SOURCES),
@@ -49,10 +43,12 @@ def form() -> tuple[str, str, Path, ExportFilters]:
                               key="export_agreement")
         verdicts = st.multiselect("Verdicts (none = all)", VERDICTS, key="export_verdicts")
         devices = st.text_input("Devices, comma separated (empty = all)", key="export_devices")
+        folder = st.text_input("Folder (empty = a new exports/KIND-TIME folder in the data folder; a folder "
+                               "you name must be new or empty)", key="export_out")
     filters = ExportFilters(problems=tuple(problems), label_sources=tuple(sources), min_agreement=agreement,
                             verdicts=tuple(verdicts),
                             devices=tuple(d.strip() for d in devices.split(",") if d.strip()))
-    return kind, fmt, Path(out), filters
+    return kind, fmt, Path(folder.strip()) if folder.strip() else None, filters
 
 
 def preview(kind: str, filters: ExportFilters) -> None:
@@ -81,30 +77,43 @@ def zipped(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
-def run_export(kind: str, fmt: str, out: Path, filters: ExportFilters) -> None:
+def run_export(kind: str, fmt: str, out: Path | None, filters: ExportFilters) -> None:
     with st.status(f"Exporting {kind} …", expanded=True) as status:
         line = st.empty()
         result = export_dataset(kind, fmt, out, filters, lambda name, n: line.write(f"{name}: {n:,} rows"))
-        status.update(label=f"Exported {sum(result.counts.values()):,} rows to {out}", state="complete")
+        status.update(label=f"Exported {sum(result.counts.values()):,} rows to {result.out_dir}", state="complete")
     for name, count in result.counts.items():
         st.write(f"`{result.files[name]}`: {count:,} rows")
-    st.download_button("Download as .zip", zipped(out), file_name=f"{out.name}.zip", mime="application/zip",
-                       icon=":material/download:", key="export_download")
+    download(result.out_dir, key="export_download")
     with st.expander("Dataset card (README.md)"):
-        st.markdown((out / "README.md").read_text().split("---", 2)[-1])
+        st.markdown((result.out_dir / "README.md").read_text().split("---", 2)[-1])
 
 
-def history() -> None:
+def download(folder: Path, key: str) -> None:
+    """A zip of the folder, made when the button is clicked (not on every rerun of the page)."""
+    if not folder.is_dir():
+        st.caption(f"`{folder}` is gone from disk.")
+        return
+    st.download_button(f"Download {folder.name}.zip", lambda: zipped(folder), file_name=f"{folder.name}.zip",
+                       mime="application/zip", icon=":material/download:", key=key, on_click="ignore")
+
+
+def history(limit: int = 20) -> None:
     from sqlmodel import col, select
 
     from db.models import ExportRecord
     from db.session import session_scope
 
     with session_scope() as session:
-        records = list(session.exec(select(ExportRecord).order_by(col(ExportRecord.id).desc()).limit(20)))
+        records = list(session.exec(select(ExportRecord).order_by(col(ExportRecord.id).desc()).limit(limit)))
     if not records:
         return
     st.subheader("Earlier exports")
-    st.dataframe(pd.DataFrame([{"when": r.created_at, "kind": r.kind, "format": r.format, "folder": r.out_dir,
-                                "rows": sum((r.counts or {}).values())} for r in records]),
-                 hide_index=True, width="stretch")
+    for record in records:
+        folder = Path(record.out_dir)
+        rows = sum((record.counts or {}).values())
+        left, right = st.columns([3, 1], vertical_alignment="center")
+        left.markdown(f"**{record.kind}** · {record.format} · {rows:,} rows · "
+                      f"{record.created_at:%Y-%m-%d %H:%M} UTC  \n`{folder}`")
+        with right:
+            download(folder, key=f"export_history_{record.id}")

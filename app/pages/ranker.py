@@ -5,7 +5,7 @@ import streamlit as st
 from app.components import frame
 from app.components import labeling as ui
 from app.components.errors import shown_errors
-from engine.rank.bt import bradley_terry_order
+from engine.rank.bt import bradley_terry_orders
 from engine.rank.store import list_rankers
 
 frame.route_through_main()
@@ -54,6 +54,7 @@ problems = sorted(set(row.data.get("train_problems", [])) | set(row.data.get("he
 if problems:
     slug = st.selectbox("Problem", problems, key="ranker_bt_problem")
     with shown_errors(f"order the candidates of {slug}"):
-        order = bradley_terry_order(slug)
-        st.dataframe([{"rank": k, "candidate": cid, "strength": round(s, 3)} for k, (cid, s) in
-                      enumerate(order, start=1)], hide_index=True, key="ranker_bt")
+        orders = bradley_terry_orders(slug)
+        st.dataframe([{"target": target, "rank": k, "candidate": cid, "strength": round(s, 3)}
+                      for target, order in orders.items() for k, (cid, s) in enumerate(order, start=1)],
+                     hide_index=True, key="ranker_bt")

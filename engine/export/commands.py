@@ -16,14 +16,15 @@ console = Console()
 
 def export_command(kind: str = typer.Argument(..., help=" | ".join(KINDS)),
                    fmt: str = typer.Option("jsonl", "--format", help="jsonl | parquet"),
-                   out: Path = typer.Option(..., "--out", help="folder to write (data/ + README.md)"),
+                   out: Path = typer.Option(None, "--out", help="a new or empty folder to write (data/ + README.md); "
+                                            "default: a new exports/KIND-TIME folder in the data folder"),
                    problem: list[str] = typer.Option(None, "--problem", help="repeat for several"),
                    source: list[str] = typer.Option(None, "--source", help="preferences: human and/or measured"),
                    min_agreement: float = typer.Option(0.0, help="preferences: minimum labeler agreement weight"),
                    verdict: list[str] = typer.Option(None, "--verdict"),
                    device: list[str] = typer.Option(None, "--device"),
                    since: datetime = typer.Option(None), until: datetime = typer.Option(None)) -> None:
-    """Export a dataset, streamed, with a dataset card."""
+    """Export a dataset, streamed, with a dataset card, into a folder of its own."""
     filters = ExportFilters(problems=tuple(problem or ()), label_sources=tuple(source or ("human", "measured")),
                             min_agreement=min_agreement, verdicts=tuple(verdict or ()), since=since, until=until,
                             devices=tuple(device or ()))
@@ -36,8 +37,8 @@ def export_command(kind: str = typer.Argument(..., help=" | ".join(KINDS)),
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(1) from exc
     for name, count in result.counts.items():
-        console.print(f"{out / result.files[name]}: {count} rows")
-    console.print(f"card: {out / 'README.md'}")
+        console.print(f"{result.out_dir / result.files[name]}: {count} rows")
+    console.print(f"card: {result.out_dir / 'README.md'}")
 
 
 def register(app: typer.Typer) -> None:

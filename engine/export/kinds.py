@@ -10,15 +10,19 @@ import orjson
 
 from db import export_queries, runs_repo
 from db.evaluations import admitted
-from db.labels import load_evidence
+from db.identity import equivalence_of
+from db.labels import CandidateEvidence, load_evidence
 from engine.export.filters import ExportFilters
 from engine.export.schemas import reward_struct
+from engine.rank.comparable import measurement_context, target_for_language, target_of
+from engine.rank.pairs import PairConfig, PairExample
 from engine.reward import anchored_rewards, discounted_returns
 
 
 @cache
-def task_prompt(slug: str) -> str:
-    """The task as an LLM would be given it, from scratch: never the hidden configurations."""
+def task_prompt(slug: str, target: str = "cuda") -> str | None:
+    """The task as an LLM would be given it for `target`, from scratch: never the hidden configurations.
+    None where the problem has no such task (C on the CPU for a PyTorch problem)."""
     from engine.problems import get_problem
     from engine.propose import ProposalContext
     from engine.propose.prompts import build_prompt
@@ -26,8 +30,18 @@ def task_prompt(slug: str) -> str:
     try:
         problem = get_problem(slug)
     except KeyError:
-        return f"Write a faster CUDA implementation of problem {slug}."
-    return build_prompt(ProposalContext(problem=problem, parent=None, step=0, sample=0, seed=0, gpu=True)).user
+        what = "C implementation (CPU, host pointers)" if target == "c-cpu" else "CUDA implementation"
+        return f"Write a faster {what} of problem {slug}."
+    context = ProposalContext(problem=problem, parent=None, step=0, sample=0, seed=0, gpu=target == "cuda")
+    try:
+        return build_prompt(context, target).user
+    except ValueError:
+        return None
+
+
+def _timing_context(timing: dict | None) -> tuple[str | None, str | None]:
+    timing = timing or {}
+    return timing.get("baseline_name") or timing.get("baseline"), timing.get("timed_config")
 
 
 def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
@@ -38,12 +52,16 @@ def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
         if not admitted(bool(row["eval_flagged"]), row["eval_flag_review"]):
             continue  # flagged for review: enters no dataset until a person clears it
         features = (row["static_data"] or {}).get("features", {})
+        baseline, config = _timing_context(row["eval_timing"])
         yield {
             "candidate_id": row["id"], "problem": row["problem_slug"], "run_id": row["run_id"],
             "parent_id": row["parent_id"], "step": row["step"], "depth": row["depth"], "origin": row["origin"],
-            "strategy": row["strategy"], "language": row["language"], "source": row["source"],
+            "strategy": row["strategy"], "language": row["language"], "target": target_for_language(row["language"]),
+            "equivalence": equivalence_of(row["source_hash"] or "", row["source"] or "", row["language"]),
+            "source": row["source"],
             "verdict": row["eval_verdict"], "message": row["eval_message"], "speedup": row["eval_speedup"],
             "candidate_us": row["eval_candidate_us"], "baseline_us": row["eval_baseline_us"],
+            "baseline": baseline, "config": config,
             "device": row["eval_device"], "reward": row["eval_reward"],
             "reward_components": reward_struct(row["eval_reward_components"]),
             "flagged": bool(row["eval_flagged"]), "recorded": bool(row["eval_recorded"]),
@@ -61,58 +79,83 @@ def _evidence_in(filters: ExportFilters, slug: str):
             if filters.wants_time(e.created_at) and filters.wants_device(e.device)]
 
 
+def _shared_context(a: CandidateEvidence, b: CandidateEvidence) -> tuple[str | None, str | None, str | None]:
+    """The (device, baseline, configuration) both were measured in, for a human pair; Nones where none."""
+    shared = sorted({measurement_context(m) for m in a.measurements} & {measurement_context(m) for m in b.measurements},
+                    key=str)
+    return shared[0] if shared else (None, None, None)
+
+
+def _preference_row(slug: str, pair: PairExample, chosen: CandidateEvidence, rejected: CandidateEvidence,
+                    prompt: str, conversational: bool) -> dict:
+    device, baseline, config = ((pair.device, pair.baseline, pair.config) if pair.source == "measured"
+                                else _shared_context(chosen, rejected))
+    row = {"problem": slug, "target": target_of(chosen), "source": pair.source,
+           "margin": pair.log_ratio if pair.log_ratio is not None else abs(pair.target - 0.5) * 2,
+           "weight": pair.weight, "chosen_id": chosen.id, "rejected_id": rejected.id, "device": device,
+           "baseline": baseline, "config": config, "test": pair.test, "p_value": pair.p_value, "alpha": pair.alpha}
+    if conversational:
+        return row | {"prompt": [{"role": "user", "content": prompt}],
+                      "chosen": [{"role": "assistant", "content": chosen.source}],
+                      "rejected": [{"role": "assistant", "content": rejected.source}]}
+    return row | {"prompt": prompt, "chosen": chosen.source, "rejected": rejected.source}
+
+
 def preference_rows(filters: ExportFilters, conversational: bool = False) -> Iterator[dict]:
-    """TRL-style (prompt, chosen, rejected) from human labels and measured pairs; ties are dropped."""
+    """TRL-style (prompt, chosen, rejected) from human labels, measured pairs and integrity verdicts; ties
+    are dropped. Pairs are only ever of comparable candidates (`engine.rank.comparable`), and each is filed
+    under the prompt of the target both answer."""
     from db.labels import list_labels
     from engine.rank import agreement_report
-    from engine.rank.pairs import PairConfig, build_pairs
+    from engine.rank.pairs import build_pairs
 
     weights = agreement_report().weights() if "human" in filters.label_sources else {}
     labels = list_labels() if "human" in filters.label_sources else []
-    config = PairConfig(use_measured="measured" in filters.label_sources, use_human="human" in filters.label_sources,
-                        use_integrity="measured" in filters.label_sources)
     for slug in _problems(filters):
         evidence = _evidence_in(filters, slug)
         by_id = {e.id: e for e in evidence}
         problem_labels = [label for label in labels if label.candidate_a_id in by_id and label.candidate_b_id in by_id]
-        prompt = task_prompt(slug)
-        for pair in build_pairs(evidence, problem_labels, weights, config):
+        for pair in build_pairs(evidence, problem_labels, weights, pair_config(filters)):
             if pair.target == 0.5 or pair.a not in by_id or pair.b not in by_id:
                 continue
             if pair.source == "human" and pair.weight < filters.min_agreement:
                 continue
             chosen, rejected = (by_id[pair.a], by_id[pair.b]) if pair.target > 0.5 else (by_id[pair.b], by_id[pair.a])
-            row = {"problem": slug, "source": "measured" if pair.source == "integrity" else pair.source,
-                   "margin": pair.log_ratio if pair.log_ratio is not None else abs(pair.target - 0.5) * 2,
-                   "weight": pair.weight, "chosen_id": chosen.id, "rejected_id": rejected.id}
-            if conversational:
-                row |= {"prompt": [{"role": "user", "content": prompt}],
-                        "chosen": [{"role": "assistant", "content": chosen.source}],
-                        "rejected": [{"role": "assistant", "content": rejected.source}]}
-            else:
-                row |= {"prompt": prompt, "chosen": chosen.source, "rejected": rejected.source}
-            yield row
+            prompt = task_prompt(slug, target_of(chosen))
+            if prompt is None:
+                continue  # candidates of a target this problem does not ask for
+            yield _preference_row(slug, pair, chosen, rejected, prompt, conversational)
+
+
+def pair_config(filters: ExportFilters) -> PairConfig:
+    """The pair rules an export applies (the card states them with these parameters)."""
+    return PairConfig(use_measured="measured" in filters.label_sources, use_human="human" in filters.label_sources,
+                      use_integrity="measured" in filters.label_sources)
 
 
 def ranked_rows(filters: ExportFilters) -> Iterator[dict]:
-    """Each problem's candidates in Bradley–Terry order (human labels + measured pairs)."""
-    from engine.rank import bradley_terry_order
+    """Each problem's candidates in Bradley–Terry order (human labels + measured pairs), one order per
+    target: a CUDA kernel and a CPU C function are never ranked against each other."""
+    from engine.rank.bt import bradley_terry_orders
 
     for slug in _problems(filters):
-        by_id = {e.id: e for e in _evidence_in(filters, slug) if filters.wants_verdict(e.verdict)}
+        evidence = _evidence_in(filters, slug)
+        by_id = {e.id: e for e in evidence if filters.wants_verdict(e.verdict)}
         rewards = export_queries.latest_rewards(slug)
-        rank = 0
-        for candidate_id, strength in bradley_terry_order(slug):
-            evidence = by_id.get(candidate_id)
-            if evidence is None:
-                continue
-            rank += 1
-            reward, components = rewards.get(candidate_id, (None, None))
-            yield {"problem": slug, "rank": rank, "candidate_id": candidate_id, "strength": float(strength),
-                   "verdict": evidence.verdict, "speedup": evidence.speedup, "candidate_us": evidence.candidate_us,
-                   "device": evidence.device, "origin": evidence.origin, "strategy": evidence.strategy,
-                   "source": evidence.source, "reward": reward, "reward_components": reward_struct(components),
-                   "features_json": json.dumps(evidence.features, sort_keys=True)}
+        for target, order in bradley_terry_orders(slug, pair_config(filters), evidence).items():
+            rank = 0
+            for candidate_id, strength in order:
+                item = by_id.get(candidate_id)
+                if item is None:
+                    continue
+                rank += 1
+                reward, components = rewards.get(candidate_id, (None, None))
+                yield {"problem": slug, "target": target, "rank": rank, "candidate_id": candidate_id,
+                       "strength": float(strength), "verdict": item.verdict, "speedup": item.speedup,
+                       "candidate_us": item.candidate_us, "device": item.device, "origin": item.origin,
+                       "strategy": item.strategy, "language": item.language, "equivalence": item.equivalence,
+                       "source": item.source, "reward": reward, "reward_components": reward_struct(components),
+                       "features_json": json.dumps(item.features, sort_keys=True)}
 
 
 def _turn_prompt(task: str, previous) -> str:
@@ -130,13 +173,14 @@ def trajectory_rows(filters: ExportFilters) -> Iterator[dict]:
             continue
         rows = {r.candidate.id: r for r in runs_repo.tree_rows(run_id)}
         parents = {r.candidate.parent_id for r in rows.values()}
-        task = task_prompt(run.problem_slug)
         for leaf_id in sorted(set(rows) - parents):
             path, current = [], rows.get(leaf_id)
             while current is not None:
                 path.append(current)
                 current = rows.get(current.candidate.parent_id) if current.candidate.parent_id else None
             path.reverse()
+            target = target_for_language(path[0].candidate.language)
+            task = task_prompt(run.problem_slug, target) or task_prompt(run.problem_slug)
             if any(r.evaluation is not None and not admitted(r.evaluation.flagged, r.evaluation.flag_review)
                    for r in path):
                 continue  # a turn is flagged for review: the trajectory waits for a person to clear it
@@ -153,7 +197,8 @@ def trajectory_rows(filters: ExportFilters) -> Iterator[dict]:
                               "feedback": feedback.text if feedback else ""})
                 messages += [{"role": "user", "content": prompt}, {"role": "assistant", "content": reply}]
             rewards = [t["reward"] if t["reward"] is not None else 0.0 for t in turns]
-            yield {"run_id": run_id, "problem": run.problem_slug, "proposer": run.proposer, "strategy": run.strategy,
+            yield {"run_id": run_id, "problem": run.problem_slug, "target": target, "proposer": run.proposer,
+                   "strategy": run.strategy,
                    "leaf_id": leaf_id, "turns": turns, "messages": messages, "rewards": rewards,
                    "anchored_rewards": anchored_rewards(rewards), "discounted_returns": discounted_returns(rewards),
                    "device": run.device}

@@ -11,23 +11,27 @@ REWARD = pa.struct([("total", pa.float64()), ("correct", pa.bool_()), ("speed", 
 CANDIDATES = pa.schema([
     ("candidate_id", pa.int64()), ("problem", pa.string()), ("run_id", pa.int64()), ("parent_id", pa.int64()),
     ("step", pa.int64()), ("depth", pa.int64()), ("origin", pa.string()), ("strategy", pa.string()),
-    ("language", pa.string()), ("source", pa.string()), ("verdict", pa.string()), ("message", pa.string()),
-    ("speedup", pa.float64()), ("candidate_us", pa.float64()), ("baseline_us", pa.float64()),
-    ("device", pa.string()), ("reward", pa.float64()), ("reward_components", REWARD), ("flagged", pa.bool_()),
+    ("language", pa.string()), ("target", pa.string()), ("equivalence", pa.string()), ("source", pa.string()),
+    ("verdict", pa.string()), ("message", pa.string()), ("speedup", pa.float64()), ("candidate_us", pa.float64()),
+    ("baseline_us", pa.float64()), ("baseline", pa.string()), ("config", pa.string()), ("device", pa.string()),
+    ("reward", pa.float64()), ("reward_components", REWARD), ("flagged", pa.bool_()),
     ("recorded", pa.bool_()), ("features_json", pa.string()), ("created_at", pa.string()),
 ])
 
 MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
-_PAIR_META = [("problem", pa.string()), ("source", pa.string()), ("margin", pa.float64()), ("weight", pa.float64()),
-              ("chosen_id", pa.int64()), ("rejected_id", pa.int64())]
+_PAIR_META = [("problem", pa.string()), ("target", pa.string()), ("source", pa.string()), ("margin", pa.float64()),
+              ("weight", pa.float64()), ("chosen_id", pa.int64()), ("rejected_id", pa.int64()),
+              ("device", pa.string()), ("baseline", pa.string()), ("config", pa.string()), ("test", pa.string()),
+              ("p_value", pa.float64()), ("alpha", pa.float64())]
 PREFERENCES = pa.schema([("prompt", pa.string()), ("chosen", pa.string()), ("rejected", pa.string()), *_PAIR_META])
 PREFERENCES_CONVERSATIONAL = pa.schema([("prompt", pa.list_(MESSAGE)), ("chosen", pa.list_(MESSAGE)),
                                         ("rejected", pa.list_(MESSAGE)), *_PAIR_META])
 
 RANKED = pa.schema([
-    ("problem", pa.string()), ("rank", pa.int64()), ("candidate_id", pa.int64()), ("strength", pa.float64()),
-    ("verdict", pa.string()), ("speedup", pa.float64()), ("candidate_us", pa.float64()), ("device", pa.string()),
-    ("origin", pa.string()), ("strategy", pa.string()), ("source", pa.string()), ("reward", pa.float64()),
+    ("problem", pa.string()), ("target", pa.string()), ("rank", pa.int64()), ("candidate_id", pa.int64()),
+    ("strength", pa.float64()), ("verdict", pa.string()), ("speedup", pa.float64()), ("candidate_us", pa.float64()),
+    ("device", pa.string()), ("origin", pa.string()), ("strategy", pa.string()), ("language", pa.string()),
+    ("equivalence", pa.string()), ("source", pa.string()), ("reward", pa.float64()),
     ("reward_components", REWARD), ("features_json", pa.string()),
 ])
 
@@ -35,8 +39,8 @@ TURN = pa.struct([("step", pa.int64()), ("candidate_id", pa.int64()), ("prompt",
                   ("reply", pa.string()), ("source", pa.string()), ("verdict", pa.string()),
                   ("speedup", pa.float64()), ("reward", pa.float64()), ("feedback", pa.string())])
 TRAJECTORIES = pa.schema([
-    ("run_id", pa.int64()), ("problem", pa.string()), ("proposer", pa.string()), ("strategy", pa.string()),
-    ("leaf_id", pa.int64()), ("turns", pa.list_(TURN)), ("messages", pa.list_(MESSAGE)),
+    ("run_id", pa.int64()), ("problem", pa.string()), ("target", pa.string()), ("proposer", pa.string()),
+    ("strategy", pa.string()), ("leaf_id", pa.int64()), ("turns", pa.list_(TURN)), ("messages", pa.list_(MESSAGE)),
     ("rewards", pa.list_(pa.float64())), ("anchored_rewards", pa.list_(pa.float64())),
     ("discounted_returns", pa.list_(pa.float64())), ("device", pa.string()),
 ])
@@ -45,6 +49,26 @@ SCHEMAS = {"candidates": {"default": CANDIDATES},
            "preferences": {"standard": PREFERENCES, "conversational": PREFERENCES_CONVERSATIONAL},
            "ranked": {"default": RANKED}, "trajectories": {"default": TRAJECTORIES}}
 KINDS = tuple(SCHEMAS)
+
+# What the columns a reader cannot guess mean; the card lists every column with its type and these words.
+COLUMN_DOCS = {
+    "target": "what the task asked for and the code answers: `cuda` (a CUDA kernel on the GPU) or `c-cpu` "
+              "(the CPU form of a C problem: a C function over host pointers)",
+    "equivalence": "equal for sources that are equal once comments and whitespace are gone (one candidate)",
+    "prompt": "the task for `target` as a model would be given it from scratch (no hidden configuration)",
+    "chosen": "the better candidate's code", "rejected": "the worse candidate's code",
+    "source": "preferences: `measured`, `human` or `integrity`; other kinds: the candidate's code",
+    "margin": "measured: |log(time ratio)|; human: 1 for a clear vote",
+    "weight": "training weight: |log ratio| (measured), the labeler's agreement weight (human), 1 (integrity)",
+    "device": "the device model the times were measured on", "baseline": "what the speedup is measured against",
+    "config": "the input configuration that was timed",
+    "test": "what decided that a measured difference is real (`mann-whitney-u` on the stored trials, "
+            "`median-z-from-iqr` for older rows without trials)",
+    "p_value": "the test's two-sided p-value", "alpha": "the level the test was run at",
+    "speedup": "baseline time / candidate time on `device`", "candidate_us": "median time of one call, µs",
+    "strength": "Bradley–Terry log-strength within (problem, target)", "rank": "1 = strongest within (problem, target)",
+    "anchored_rewards": "per-turn rewards anchored on the first turn", "messages": "the conversation, turn by turn",
+}
 
 
 def reward_struct(components: dict | None) -> dict | None:

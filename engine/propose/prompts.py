@@ -38,7 +38,7 @@ def _parent_text(context: ProposalContext) -> str:
     text, _ = _template("parent")
     log = parent.log[-MAX_LOG_CHARS:] if parent.verdict not in ("correct", "needs_gpu") else ""
     return text.format(
-        fence="python" if parent.language == "python" else "cuda", source=parent.source, verdict=parent.verdict,
+        fence={"python": "python", "c": "c"}.get(parent.language, "cuda"), source=parent.source, verdict=parent.verdict,
         speedup=f", {parent.speedup:.2f}× the baseline" if parent.speedup else "", message=parent.message,
         log=f"\n```\n{log}\n```\n" if log else "",
         feedback=(f"\nDiagnosis of this candidate, most important first:\n{parent.feedback}\n"
@@ -46,9 +46,16 @@ def _parent_text(context: ProposalContext) -> str:
     )
 
 
-def build_prompt(context: ProposalContext) -> Prompt:
+TARGET_TEMPLATES = {"cuda": {"pytorch": "refine_pytorch", "c": "refine_c"}, "c-cpu": {"c": "refine_c_cpu"}}
+
+
+def build_prompt(context: ProposalContext, target: str = "cuda") -> Prompt:
+    """The prompt that asks for a candidate of `target`: CUDA (the product's task), or C on the CPU (the CPU
+    form of a C problem, which its CPU implementations answer and datasets file under this prompt)."""
     problem = context.problem
-    name = "refine_pytorch" if problem.kind == "pytorch" else "refine_c"
+    name = TARGET_TEMPLATES.get(target, {}).get(problem.kind)
+    if name is None:
+        raise ValueError(f"no {target} task for a {problem.kind} problem")
     text, version = _template(name)
     allowed = f" (allowed here: {', '.join(problem.allowed_torch_ops)})" if problem.allowed_torch_ops else ""
     hint = f"\n## Guidance from the engineer steering this run\n\n{context.hint}\n" if context.hint else ""

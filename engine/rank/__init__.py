@@ -5,8 +5,9 @@ Offers:
   the newest (or a named) ranker; empty when no model exists. Compare scores within one problem.
 - `prescreen(items, keep=None)` → `PrescreenResult`: best-of-N pre-screening of proposals
   (sources, optionally with static features) before GPU evaluation.
-- `bradley_terry_order(problem_slug)` → [(candidate_id, strength)], strongest first, fitted
-  from human votes and measured pairs (ties as 0.5, cheats always losing).
+- `bradley_terry_orders(problem_slug)` → {target: [(candidate_id, strength)]}, strongest first,
+  fitted from human votes and measured pairs (ties as 0.5, cheats always losing), one order per
+  target (CUDA, C on the CPU); `bradley_terry_order(problem_slug, target="cuda")` for one.
 - `agreement_report()` → `AgreementReport`: Cohen's kappa per labeler and overall, and
   agreement with measurement.
 - `train(config)`, `evaluate_version(version)`, `list_rankers()`, `win_probability(a, b)`.
@@ -26,6 +27,7 @@ _EXPORTS = {
     "PrescreenResult": "engine.rank.scoring",
     "win_probability": "engine.rank.scoring",
     "bradley_terry_order": "engine.rank.bt",
+    "bradley_terry_orders": "engine.rank.bt",
     "agreement_report": "engine.rank.agreement",
     "AgreementReport": "engine.rank.agreement",
     "train": "engine.rank.training",
@@ -38,13 +40,13 @@ _EXPORTS = {
 }
 __all__ = [
     "AgreementReport", "FeatureInput", "NoTrainingData", "PrescreenResult", "TrainConfig", "agreement_report",
-    "bradley_terry_order", "evaluate_version", "list_rankers", "load_ranker", "prescreen", "score_candidates",
-    "train", "win_probability",
+    "bradley_terry_order", "bradley_terry_orders", "evaluate_version", "list_rankers", "load_ranker", "prescreen",
+    "score_candidates", "train", "win_probability",
 ]
 
 if TYPE_CHECKING:
     from engine.rank.agreement import AgreementReport, agreement_report
-    from engine.rank.bt import bradley_terry_order
+    from engine.rank.bt import bradley_terry_order, bradley_terry_orders
     from engine.rank.features import FeatureInput
     from engine.rank.scoring import PrescreenResult, prescreen, score_candidates, win_probability
     from engine.rank.store import list_rankers, load_ranker

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from db.labels import CandidateEvidence
+from engine.rank.comparable import measurement_context
 from engine.rank.features import first_number
 from engine.rank.pairs import PairSet
 
@@ -48,12 +49,13 @@ def random_guess(rows: Sequence[CandidateEvidence], pairs: PairSet) -> np.ndarra
 
 
 def measured_log_ratio(x: CandidateEvidence, y: CandidateEvidence) -> float | None:
-    """Mean log(t_y / t_x) over devices both were timed on (> 0: x faster); None if never together."""
+    """Mean log(t_y / t_x) over contexts (device, baseline, configuration) both were timed in (> 0: x
+    faster); None if never together."""
     ratios = []
     for mx in x.measurements:
         for my in y.measurements:
-            if mx.device != my.device:
-                continue
+            if measurement_context(mx) != measurement_context(my):
+                continue  # another device, baseline or configuration: not the same stopwatch
             if mx.candidate_us and my.candidate_us:
                 ratios.append(math.log(my.candidate_us / mx.candidate_us))
             elif mx.speedup and my.speedup:

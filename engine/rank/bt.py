@@ -13,8 +13,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from db.labels import list_labels, load_evidence
+from db.labels import CandidateEvidence, list_labels, load_evidence
 from engine.rank.agreement import agreement_report
+from engine.rank.comparable import target_of
 from engine.rank.metrics import sigmoid
 from engine.rank.pairs import PairConfig, PairExample, build_pairs
 
@@ -57,16 +58,29 @@ def order_from_pairs(pairs: Sequence[PairExample]) -> list[tuple[int, float]]:
     return sorted(((cid, float(s[index[cid]])) for cid in ids), key=lambda t: (-t[1], t[0]))
 
 
-def bradley_terry_order(problem_slug: str, config: PairConfig | None = None) -> list[tuple[int, float]]:
-    """The problem's candidates that have any comparison, strongest first, with their BT strengths.
+def bradley_terry_orders(problem_slug: str, config: PairConfig | None = None,
+                         evidence: Sequence[CandidateEvidence] | None = None) -> dict[str, list[tuple[int, float]]]:
+    """Per target ("cuda", "c-cpu"), the problem's candidates that have any comparison, strongest first,
+    with their BT strengths. Pairs never cross targets, so one order over both would put strengths of
+    unconnected groups side by side as if they were comparable.
 
     Candidates with no vote, no measured partner and no integrity verdict have nothing to be
-    ordered by and are left out; `engine.rank.score_candidates` ranks those from features.
+    ordered by and are left out (so is every equivalent copy of a candidate: it is one candidate);
+    `engine.rank.score_candidates` ranks those from features.
     """
-    evidence = load_evidence(problem_slugs=[problem_slug], with_source=False)
-    ids = {e.id for e in evidence}
+    if evidence is None:
+        evidence = load_evidence(problem_slugs=[problem_slug], with_source=False)
+    by_id = {e.id: e for e in evidence}
     labels = [label for label in list_labels(problem_slug=problem_slug)
-              if label.candidate_a_id in ids and label.candidate_b_id in ids]
+              if label.candidate_a_id in by_id and label.candidate_b_id in by_id]
     weights = agreement_report().weights() if labels else {}
-    pairs = build_pairs(evidence, labels, weights, config)
-    return order_from_pairs(pairs) if pairs else []
+    by_target: dict[str, list[PairExample]] = {}
+    for pair in build_pairs(evidence, labels, weights, config):
+        by_target.setdefault(target_of(by_id[pair.a]), []).append(pair)
+    return {target: order_from_pairs(pairs) for target, pairs in sorted(by_target.items())}
+
+
+def bradley_terry_order(problem_slug: str, config: PairConfig | None = None,
+                        target: str = "cuda") -> list[tuple[int, float]]:
+    """`bradley_terry_orders` for one target (CUDA unless asked)."""
+    return bradley_terry_orders(problem_slug, config).get(target, [])

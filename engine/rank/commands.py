@@ -134,18 +134,20 @@ def list_command() -> None:
 
 
 @rank_app.command("order")
-def order_command(slug: str, limit: int = typer.Option(20, help="rows to show")) -> None:
-    """Bradley–Terry order of a problem's candidates from votes and measured pairs."""
-    from engine.rank.bt import bradley_terry_order
+def order_command(slug: str, limit: int = typer.Option(20, help="rows to show per target")) -> None:
+    """Bradley–Terry order of a problem's candidates from votes and measured pairs, per target (CUDA, C on
+    the CPU): candidates of different targets are never compared."""
+    from engine.rank.bt import bradley_terry_orders
 
-    order = bradley_terry_order(slug)
-    if not order:
+    orders = bradley_terry_orders(slug)
+    if not orders:
         console.print(f"no compared candidates for {slug}")
         return
-    table = Table("rank", "candidate", "strength")
-    for k, (cid, strength) in enumerate(order[:limit], start=1):
-        table.add_row(str(k), str(cid), f"{strength:+.3f}")
-    console.print(table)
+    for target, order in orders.items():
+        table = Table("rank", "candidate", "strength", title=f"{slug}: {target}")
+        for k, (cid, strength) in enumerate(order[:limit], start=1):
+            table.add_row(str(k), str(cid), f"{strength:+.3f}")
+        console.print(table)
 
 
 @labels_app.command("agreement")

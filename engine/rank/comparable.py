@@ -25,25 +25,43 @@ MIN_RATIO = 1.10
 MIN_SAMPLES = 8
 
 
+TARGETS = ("cuda", "c-cpu")
+
+
+def target_for_language(language: str | None) -> str:
+    """What a candidate in this language is a solution of: C code runs on the CPU (the CPU form of a C
+    problem), everything else (CUDA files, PyTorch modules with their own kernels) is GPU code."""
+    return "c-cpu" if language == "c" else "cuda"
+
+
 def target_of(candidate: CandidateEvidence) -> str:
-    """What the candidate is a solution of: C code runs on the CPU, everything else is GPU code."""
-    return "c-cpu" if candidate.language == "c" else "cuda"
+    return target_for_language(candidate.language)
 
 
 def measurement_context(m: Measurement) -> tuple[str, str | None, str | None]:
     return (m.device, m.baseline, m.config)
 
 
-def comparable(a: CandidateEvidence, b: CandidateEvidence) -> bool:
-    """Whether a pair of these two may be made at all (see the module's words)."""
-    if a.problem_slug != b.problem_slug or target_of(a) != target_of(b) or a.id == b.id:
-        return False
+def incomparable_reason(a: CandidateEvidence, b: CandidateEvidence) -> str | None:
+    """Why a pair of these two may not be made, in words for the person who tried; None when it may."""
+    if a.id == b.id:
+        return "a candidate is not compared with itself"
+    if a.problem_slug != b.problem_slug:
+        return f"different problems ({a.problem_slug}, {b.problem_slug})"
+    if target_of(a) != target_of(b):
+        return f"different targets ({target_of(a)}, {target_of(b)}): they answer different tasks"
     if a.equivalence and a.equivalence == b.equivalence:
-        return False
+        return "the same code (equal once comments and whitespace are gone)"
     contexts_a = {measurement_context(m) for m in a.measurements}
     contexts_b = {measurement_context(m) for m in b.measurements}
-    # both measured, but never on the same device against the same baseline: not comparable
-    return not (contexts_a and contexts_b and not contexts_a & contexts_b)
+    if contexts_a and contexts_b and not contexts_a & contexts_b:
+        return "measured only on different devices, baselines or configurations"
+    return None
+
+
+def comparable(a: CandidateEvidence, b: CandidateEvidence) -> bool:
+    """Whether a pair of these two may be made at all (see the module's words)."""
+    return incomparable_reason(a, b) is None
 
 
 @dataclass(frozen=True)

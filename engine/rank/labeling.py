@@ -28,6 +28,7 @@ from db.labels import (
     session_choice_counts,
     undo_last_label,
 )
+from engine.rank.comparable import incomparable_reason
 from engine.rank.queue import STRATEGIES, QueueSnapshot, choose_pair
 from engine.rank.scoring import score_candidates
 from engine.settings import get_settings
@@ -124,9 +125,11 @@ def vote(session_id: int, a_id: int, b_id: int, choice: str, tags: Sequence[str]
     if a_id == b_id:
         raise VoteError("a pair needs two different candidates")
     session = _session(session_id)
-    problems = {e.problem_slug for e in load_evidence([a_id, b_id], with_source=False)}
-    if len(problems) != 1:
+    pair = load_evidence([a_id, b_id], include_held=True)
+    if len(pair) != 2 or pair[0].problem_slug != pair[1].problem_slug:
         raise VoteError("both candidates of a pair must exist and belong to the same problem")
+    if reason := incomparable_reason(*pair):
+        raise VoteError(f"these two cannot be compared: {reason}")
     ordered_tags = [t for t in RATIONALE_TAGS if t in set(tags)]
     return add_label(labeler_id=session.labeler_id, session_id=session_id, candidate_a_id=a_id, candidate_b_id=b_id,
                      choice=choice, tags=ordered_tags, note=(note or "").strip(), blind=session.blind)

@@ -41,6 +41,9 @@ class PairExample:
     test: str | None = None  # measured: what decided the difference was real
     p_value: float | None = None
     alpha: float | None = None  # the level it was tested at
+    device: str | None = None  # measured: the context both were timed in
+    baseline: str | None = None
+    config: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ def measured_pairs(evidence: Sequence[CandidateEvidence], min_ratio: float = MIN
             out.append(PairExample(a=a.id, b=b.id, target=1.0 if found.log_ratio > 0 else 0.0,
                                    weight=abs(found.log_ratio), source="measured", problem=key[0],
                                    log_ratio=abs(found.log_ratio), test=found.test, p_value=found.p_value,
-                                   alpha=alpha))
+                                   alpha=alpha, device=key[2], baseline=key[3], config=key[4]))
     return out
 
 
@@ -112,8 +115,8 @@ def integrity_pairs(evidence: Sequence[CandidateEvidence], weight: float = 1.0,
     rng = np.random.default_rng(seed + 1)
     out: list[PairExample] = []
     for problem, items in sorted(by_problem.items()):
-        cheats = [c for c in items if c.integrity_violation]
-        honest = [c for c in items if not c.integrity_violation]
+        cheats = [c for c, _ in _representatives([(c, None) for c in items if c.integrity_violation])]
+        honest = [c for c, _ in _representatives([(c, None) for c in items if not c.integrity_violation])]
         combos = [(h.id, c.id) for c in cheats for h in honest if target_of(h) == target_of(c)
                   and not (h.equivalence and h.equivalence == c.equivalence)]
         for k in _cap(len(combos), max_pairs_per_problem, rng):

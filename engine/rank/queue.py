@@ -11,7 +11,9 @@ Without a ranker, "uncertain" and "disagreement" fall back to random.
 Overlap: with probability `overlap_share` the labeler is first offered a pair that exactly one
 other labeler has voted on (oldest first), so that agreement can be measured; otherwise only
 pairs nobody has voted on are offered. A labeler never sees a pair twice (a skip counts as
-seen), and two candidates with identical source are never paired.
+seen), and only comparable candidates are paired (`engine.rank.comparable`: same problem and target,
+not the same code once comments and whitespace are gone, measured on the same device against the
+same baseline where both were measured).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from datetime import datetime
 
 from db.labels import CandidateEvidence, LabelRow
 from engine.rank.baselines import measured_log_ratio
+from engine.rank.comparable import comparable, target_of
 from engine.rank.pairs import MIN_RATIO
 
 STRATEGIES = ("uncertain", "disagreement", "new-problems", "random")
@@ -52,12 +55,13 @@ def key(a: int, b: int) -> PairKey:
 
 
 def _pools(candidates: Sequence[CandidateEvidence], problem_slug: str | None) -> dict[str, list[CandidateEvidence]]:
-    """Per problem, one candidate per distinct source (the earliest)."""
+    """Per problem and target ("relu:cuda", "gemm:c-cpu"), one candidate per equivalence class (the earliest):
+    a pool holds only candidates that answer the same task, and the same code twice is one candidate."""
     pools: dict[str, dict[str, CandidateEvidence]] = defaultdict(dict)
     for c in sorted(candidates, key=lambda c: c.id):
         if problem_slug is None or c.problem_slug == problem_slug:
-            pools[c.problem_slug].setdefault(c.source_hash, c)
-    return {slug: list(by_hash.values()) for slug, by_hash in pools.items() if len(by_hash) >= 2}
+            pools[f"{c.problem_slug}:{target_of(c)}"].setdefault(c.equivalence or c.source_hash, c)
+    return {name: list(by_code.values()) for name, by_code in pools.items() if len(by_code) >= 2}
 
 
 def _all_pairs(pool: Sequence[CandidateEvidence], rng: random.Random) -> list[PairKey]:
@@ -103,7 +107,7 @@ def _disagreement(pools: Mapping[str, list[CandidateEvidence]], scores: Mapping[
 def _new_problems(pools: Mapping[str, list[CandidateEvidence]], labels: Sequence[LabelRow],
                   rng: random.Random) -> Iterator[PairKey]:
     counts: dict[str, int] = defaultdict(int)
-    slug_of = {c.id: slug for slug, pool in pools.items() for c in pool}
+    slug_of = {c.id: name for name, pool in pools.items() for c in pool}
     for label in labels:
         if not label.undone and label.choice != "skip" and label.candidate_a_id in slug_of:
             counts[slug_of[label.candidate_a_id]] += 1
@@ -135,7 +139,8 @@ def choose_pair(snapshot: QueueSnapshot, labeler_id: int, strategy: str, *, over
     pools = _pools(snapshot.candidates, problem_slug)
     if not pools:
         return None
-    in_pool = {c.id for pool in pools.values() for c in pool}
+    by_id = {c.id: c for pool in pools.values() for c in pool}
+    in_pool = set(by_id)
     seen_by_me: set[PairKey] = set()
     labelled: dict[PairKey, set[int]] = defaultdict(set)
     first_vote: dict[PairKey, int] = {}
@@ -151,12 +156,13 @@ def choose_pair(snapshot: QueueSnapshot, labeler_id: int, strategy: str, *, over
 
     if overlap_share > 0 and rng.random() < overlap_share:
         waiting = sorted((first_vote[p], p) for p, raters in labelled.items()
-                         if len(raters) == 1 and p not in seen_by_me and p[0] in in_pool and p[1] in in_pool)
+                         if len(raters) == 1 and p not in seen_by_me and p[0] in in_pool and p[1] in in_pool
+                         and comparable(by_id[p[0]], by_id[p[1]]))
         if waiting:
             return _sides(waiting[0][1], "overlap", rng)
 
     def fresh(pair: PairKey) -> bool:
-        return pair not in seen_by_me and not labelled.get(pair)
+        return pair not in seen_by_me and not labelled.get(pair) and comparable(by_id[pair[0]], by_id[pair[1]])
 
     scores = snapshot.scores
     generators: list[tuple[str, Iterator[PairKey]]] = []
