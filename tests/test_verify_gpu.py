@@ -198,7 +198,8 @@ def test_torch_compile_baseline_is_timed_when_asked(verifier, relu):
     both = Verifier(pool=verifier.pool, options=replace(OPTIONS, baseline="both"), settings=verifier.settings)
     result = both.evaluate(relu, (CHEATS / "gpu_honest.py").read_text())
     timed = next(c for c in result.configs if c.candidate)
-    assert result.verdict == Verdict.CORRECT and {"eager", "compile"} <= set(timed.baselines)
+    assert result.verdict == Verdict.CORRECT and {"eager", "compile"} <= set(timed.baselines), \
+        (result.message, result.notes)
 
 
 def test_run_once_runs_a_candidate_n_times_for_the_profiler_in_its_sandbox(verifier, relu, tmp_path):

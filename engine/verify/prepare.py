@@ -20,6 +20,7 @@ from engine.build.inline import torch_arch_list
 from engine.problems.c_args import arg_specs
 from engine.problems.model import Config, Problem
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
+from engine.verify.wire.randomness import draws_random_numbers
 
 CPU_TIMING_MAX_BYTES = 64 * 2**20  # on a CPU, time the largest configuration up to this many bytes
 
@@ -59,10 +60,17 @@ class SeedPlan:
         return cls(new_seed(), {c.name: [new_seed() for _ in range(trials)] for c in problem.configs}, new_seed())
 
 
+WRITTEN_CONFIG = "as-written"  # an imported KernelBench file's sizes as its author wrote them
+
+
 def timed_config(problem: Problem, device: str, name: str | None = None) -> Config:
-    """The configuration timings are reported on: the largest (on a CPU, the largest that is affordable)."""
+    """The configuration timings are reported on: the sizes as written for an imported KernelBench file
+    (the figure KernelBench, papers and leaderboards report), else the largest (on a CPU, the largest
+    that is affordable)."""
     if name:
         return problem.config(name)
+    if any(c.name == WRITTEN_CONFIG for c in problem.configs):
+        return problem.config(WRITTEN_CONFIG)
     if device == "cuda" or problem.bytes_expr is None:
         return problem.largest_config
     affordable = [c for c in problem.configs if (problem.min_bytes(c) or 0) <= CPU_TIMING_MAX_BYTES]
@@ -121,7 +129,8 @@ def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, 
               allowed_torch_ops=list(problem.allowed_torch_ops), own_kernels=own, flavor=build.flavor,
               extensions_dir=str(build.extensions_dir) if build.extensions_dir else None, timing=timing_spec,
               checks=checks, profile=checks, cache_dir=str(cache_dir), cpu_seconds=cpu_seconds,
-              arch_list=torch_arch_list(arch))
+              arch_list=torch_arch_list(arch),
+              reseed_calls=problem.kind == "pytorch" and draws_random_numbers(problem.reference_source))
     job.scratch_dir = str(Path(cache_dir) / "verify" / "jobs" / job.job_id)
     return job
 

@@ -88,6 +88,7 @@ class Job:
     cpu_seconds: float = 600.0
     repeats: int = 1  # run_once
     arch_list: str = "9.0"  # TORCH_CUDA_ARCH_LIST for load_inline
+    reseed_calls: bool = False  # the reference draws random numbers: both sides seed torch before every call
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -119,4 +120,4 @@ class Job:
             configs=[ConfigCall(c.name, dict(c.params), [asdict(a) for a in c.c_args]) for c in self.configs],
             reference_source=self.reference_source, reference_path=Path(self.reference_path).name,
             inputs_source=self.inputs_source, entry=self.entry, dtype=self.dtype, arch_list=self.arch_list,
-            extensions_name="prebuilt" if self.extensions_dir else None)
+            extensions_name="prebuilt" if self.extensions_dir else None, reseed_calls=self.reseed_calls)

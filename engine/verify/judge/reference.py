@@ -3,6 +3,9 @@
 Kept across the candidates of a problem (the judge outlives them): models per configuration, and
 expected outputs per seed, since the candidates of one batch share their seeds. The float64 model on
 upcast inputs is the answer compared against; the native-precision answer sets the rounding allowance.
+Models run as KernelBench runs them: built under the same seed as the candidate's, in training mode
+(nn.Module's default: BatchNorm on batch statistics, dropout active), called under no_grad. A model
+that draws random numbers is seeded with the call's seed before every call, on both sides.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from engine.verify.wire.inputs import as_list, clone_all, make_inputs
+from engine.verify.wire.randomness import draws_random_numbers
 from engine.verify.wire.reference_module import load_module
 
 EXPECTED_CACHE_BYTES = 16 * 2**30
@@ -54,6 +58,7 @@ class TorchReference:
 
     def __init__(self, source: str, path: str, device: str, init_seed: int) -> None:
         self.source, self.path, self.device, self.init_seed = source, path, device, init_seed
+        self.reseed = draws_random_numbers(source)  # seed before every call; no float64 twin (other draws)
         self.key = hashlib.sha256(source.encode()).hexdigest()[:16]
         self.modules: dict[str, object] = {}
         self.models: dict[str, tuple] = {}
@@ -76,14 +81,16 @@ class TorchReference:
             try:
                 init = list(module.get_init_inputs())
                 torch.manual_seed(self.init_seed)
-                native = module.Model(*init).to(self.device).eval()
+                native = module.Model(*init).to(self.device)  # training mode, as constructed (KernelBench)
             except Exception as exc:  # noqa: BLE001
                 raise ReferenceFailure(f"the reference failed on configuration {config!r}: "
                                        f"{type(exc).__name__}: {exc}") from exc
-            try:
-                wide = copy.deepcopy(native).double()
-            except Exception:  # noqa: BLE001 - some modules cannot be upcast; the native answer is used then
-                wide = None
+            wide = None
+            if not self.reseed:  # a float64 twin would draw other random numbers than the model it checks
+                try:
+                    wide = copy.deepcopy(native).double()
+                except Exception:  # noqa: BLE001 - some modules cannot be upcast; the native answer is used then
+                    wide = None
             self.models[config] = (native, wide)
         return self.models[config]
 
@@ -100,6 +107,8 @@ class TorchReference:
         clones = clone_all(inputs)
         try:
             with torch.no_grad():
+                if self.reseed:
+                    torch.manual_seed(seed)
                 native = _detach(native_model(*clones))
         except Exception as exc:  # noqa: BLE001
             raise ReferenceFailure(f"the reference raised {type(exc).__name__}: {exc}") from exc

@@ -56,6 +56,7 @@ class TorchJudge:
         return seeds + ([self.job.timing.seed] if self.job.timing else [])
 
     def run(self) -> EvaluationResult:
+        self.state.notes.append(self.semantics_note())
         try:
             self.stages()
         except JobFailure as failure:
@@ -64,6 +65,20 @@ class TorchJudge:
         self.note_evidence()
         self.mark_passed()
         return final_result(self.state, self.device, self.seeds)
+
+    def semantics_note(self) -> str:
+        """How this verdict relates to KernelBench's: what is the same, and where it is stricter."""
+        hidden = sum(c.hidden for c in self.job.configs)
+        same = ("Run as KernelBench runs it: Model and ModelNew built from get_init_inputs() under the same seed, "
+                "in training mode, called under no_grad")
+        if self.reference.reseed:
+            same += ", the same seed before every call (the reference draws random numbers)"
+        reference = ("its own precision (it draws random numbers)" if self.reference.reseed
+                     else "a float64 reference where the model allows")
+        timed = f", timed on {self.job.timing.config!r}" if self.job.timing else ""
+        return (f"{same}{timed}. Stricter: {len(self.job.configs)} configurations ({hidden} hidden) instead of the "
+                f"one written, outputs against {reference} within rtol {self.job.rtol:g} / atol {self.job.atol:g}, "
+                "runtime integrity checks.")
 
     def stages(self) -> None:
         try:
@@ -217,19 +232,30 @@ class TorchJudge:
         name = self.job.timing.config if self.job.timing else self.job.configs[0].name
         return self.job.config(name)
 
-    def baselines(self, spec: ConfigSpec, sets: list) -> dict:
+    def baselines(self, spec: ConfigSpec, sets: list, seeds: list[int]) -> dict:
+        """The baselines' calls; seeded before each call like the candidate's where the model draws random
+        numbers (the same work on both sides of the comparison)."""
         native, _ = self.reference.model(spec.name, spec.params)
         count = len(sets)
+        reseed = self.reference.reseed
+
+        def calling(model):
+            def call(i: int):
+                if reseed:
+                    torch.manual_seed(seeds[i % count])
+                return model(*sets[i % count])
+            return call
+
         fns = {}
         for name in self.job.timing.baselines:
             if name == "eager":
-                fns["eager"] = lambda i, m=native: m(*sets[i % count])
+                fns["eager"] = calling(native)
             elif name == "compile":
                 try:
                     compiled = torch.compile(native)
                     with torch.no_grad():
                         compiled(*sets[0])
-                    fns["compile"] = lambda i, m=compiled: m(*sets[i % count])
+                    fns["compile"] = calling(compiled)
                 except Exception as exc:  # noqa: BLE001 - a baseline that cannot compile is a note, not a failure
                     self.state.notes.append(f"torch.compile baseline unavailable: {type(exc).__name__}: {exc}")
         return fns
@@ -261,7 +287,7 @@ class TorchJudge:
         spec = self.job.config(spec_t.config)
         seeds = [spec_t.seed + k for k in range(max(1, spec_t.input_sets))]
         sets = [self.reference.inputs(spec.name, spec.params, s) for s in seeds]
-        fns = self.baselines(spec, sets)
+        fns = self.baselines(spec, sets, seeds)
         self.runner.ping()
         calibration = self.runner_block(spec, seeds, CALIBRATION_TRIALS, warmup=2)
         base_calibration = self.judge_block(fns, CALIBRATION_TRIALS, warmup=2)

@@ -111,6 +111,8 @@ class TorchCandidate:
         started = _perf_counter()
         try:
             with audit.watching(), torch.no_grad():
+                if self.spec.reseed_calls:
+                    torch.manual_seed(seed)
                 out = model(*inputs)
             if self.cuda:
                 torch.cuda.synchronize()
@@ -156,8 +158,12 @@ class TorchCandidate:
         last = self.last_timed
         offset = self.timed_calls
 
+        reseed = self.spec.reseed_calls
+
         def candidate(i: int):
             k = (offset + i) % count
+            if reseed:
+                torch.manual_seed(seeds[k])
             out = model(*sets[k])
             if snapshot and i >= trials - count:
                 last[k] = [o.clone() if isinstance(o, torch.Tensor) else o for o in as_list(out)]

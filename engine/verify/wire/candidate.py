@@ -33,6 +33,7 @@ class CandidateSpec:
     dtype: str = "float32"
     arch_list: str = "9.0"
     extensions_name: str | None = None  # load_inline: the prebuilt extension's folder (its tar is the payload)
+    reseed_calls: bool = False  # seed torch with the call's seed before every call (the reference draws numbers)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -1,0 +1,67 @@
+"""Verdicts as KernelBench gives them: reference and candidate built under one seed and run in training
+mode (BatchNorm on batch statistics, dropout active and seeded alike before every call), timed at the
+sizes as written, and the verdict saying where it is stricter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.problems import load_problem
+from engine.verify.evaluate import VerifyOptions
+from engine.verify.prepare import TimingOptions
+from engine.verify.records import Verdict
+from engine.verify.wire.randomness import draws_random_numbers
+from tests.verify_support import verifier_in_fresh_home
+
+HERE = Path(__file__).parent / "kernelbench"
+FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=3, min_seconds=0.0, max_trials=6, max_seconds=1.0,
+                                                 flush_bytes=1 << 20), timeout_s=120)
+
+
+@pytest.fixture(scope="module")
+def verifier(tmp_path_factory):
+    with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), FAST) as verifier:
+        yield verifier
+
+
+def _verify(verifier, problem: str, candidate: str):
+    return verifier.evaluate(load_problem(HERE / "problems" / "pytorch" / problem),
+                             (HERE / "candidates" / f"{candidate}.py").read_text())
+
+
+def test_a_copy_of_a_batchnorm_model_is_correct_because_both_run_in_training_mode(verifier):
+    result = _verify(verifier, "bn-linear", "bn_linear_copy")
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert all(c.ok for c in result.configs) and any(c.hidden for c in result.configs)
+
+
+def test_normalising_with_running_statistics_is_wrong_in_training_mode(verifier):
+    result = _verify(verifier, "bn-linear", "bn_linear_eval_mode")
+    assert result.verdict == Verdict.INCORRECT, result.message
+
+
+def test_a_copy_of_a_dropout_model_draws_the_same_numbers_and_is_correct(verifier):
+    result = _verify(verifier, "dropout-linear", "dropout_linear_copy")
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.candidate_us is not None  # the timed calls were checked too, seeded like the reference's
+
+
+def test_leaving_out_an_active_dropout_is_wrong(verifier):
+    assert _verify(verifier, "dropout-linear", "dropout_linear_no_dropout").verdict == Verdict.INCORRECT
+
+
+def test_timing_is_at_the_sizes_as_written_and_the_verdict_says_where_it_is_stricter(verifier):
+    result = _verify(verifier, "bn-linear", "bn_linear_copy")
+    assert result.timed_config == "as-written"
+    note = next(n for n in result.notes if n.startswith("Run as KernelBench runs it"))
+    assert "training mode" in note and "3 configurations (1 hidden)" in note and "float64" in note
+    dropout = _verify(verifier, "dropout-linear", "dropout_linear_copy")
+    assert any("the same seed before every call" in n for n in dropout.notes)
+
+
+def test_random_draws_are_read_from_the_model_not_from_get_inputs():
+    assert draws_random_numbers((HERE / "problems/pytorch/dropout-linear/reference.py").read_text())
+    assert not draws_random_numbers((HERE / "problems/pytorch/bn-linear/reference.py").read_text())
+    assert draws_random_numbers("class Model:\n    def forward(self, x):\n        return x * torch.rand_like(x)\n")
