@@ -50,21 +50,14 @@ class Strategy(ABC):
 
 
 class Iterative(Strategy):
-    """One chain: each step refines the previous step's candidate, or the best one after a dead end."""
+    """Hill climbing, one candidate a step: each step refines the best candidate so far — the last one
+    when it improved, else the best before it (a step that got slower is not built upon)."""
 
     name = "iterative"
 
     def _plan(self, tree: SearchTree) -> list[int | None]:
-        last = tree.step_nodes(tree.last_step())
-        if not last:
-            return [None] * self.options.samples
-        healthy = [n for n in last if not n.failed]
-        if healthy:
-            parent = max(healthy, key=lambda n: n.value).candidate_id
-        else:
-            best = tree.best()
-            parent = best.candidate_id if best else None
-        return [parent] * self.options.samples
+        best = tree.best()
+        return [best.candidate_id if best else None] * self.options.samples
 
 
 class BestOfN(Strategy):
