@@ -8,6 +8,7 @@ killed at any moment resumes from the database with no lost or duplicated step.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -23,6 +24,8 @@ from engine.problems import get_problem
 from engine.propose import ParentView, Proposal, ProposalContext, human_proposal, make_proposer
 from engine.search import Node, SearchOptions, SearchTree, make_strategy
 from engine.settings import get_settings
+
+log = logging.getLogger("refinery.run")
 
 CONTROL_POLL_S = 0.5
 ACTIONS = ("pause", "resume", "stop", "hint", "fork", "insert")
@@ -215,6 +218,7 @@ class RunExecutor:
 
     def _publish(self, stored_events) -> None:
         for event in stored_events:
+            log.info("run %s: %s: %s", self.run_id, event.kind, event.message)
             event_files.publish(events_dir(self.run_id), event)
 
     # -- one step ------------------------------------------------------------------------------
@@ -267,7 +271,10 @@ class RunExecutor:
         step = self.tree.last_step() + 1
         planned = self._proposals(step)
         if not planned:
+            log.info("run %s: step %s: the proposer has nothing new", self.run_id, step)
             return []
+        log.info("run %s: step %s: evaluating %s proposal(s) from parent(s) %s", self.run_id, step, len(planned),
+                 ", ".join(str(parent) if parent else "none" for parent, _ in planned))
         outcomes = self.pipeline.evaluate([proposal for _, proposal in planned])
         items = [self._stored(parent, proposal, outcome)
                  for (parent, proposal), outcome in zip(planned, outcomes, strict=True)]
@@ -330,5 +337,13 @@ def load_recorded() -> int:
     return load()
 
 
+def configure_run_log() -> None:
+    """The run process's own lines (steps, events, warnings, tracebacks) go to stderr, which
+    `spawn_run_process` sends to the run folder's run.log, with times to read them against the rounds."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
 if __name__ == "__main__":
+    configure_run_log()
     execute_run(int(sys.argv[1]))

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from db import runs_repo
-from engine.runs import RunRequest, create_run, execute_run, spawn_run_process
+from engine.runs import RunRequest, create_run, execute_run, run_folder, spawn_run_process
 
 TOML = textwrap.dedent("""
     title = "Scale"
@@ -90,6 +90,8 @@ def test_sigkill_mid_step_then_resume_loses_and_duplicates_nothing(slow_problem)
             os.killpg(process.pid, signal.SIGKILL)
     stored = [r.candidate.step for r in runs_repo.tree_rows(run_id)]
     assert stored == sorted(set(stored)) and len(stored) >= 2
+    run_log = (run_folder(run_id) / "run.log").read_text()  # what the page points a user to has the steps
+    assert f"run {run_id}: started:" in run_log and f"run {run_id}: step 1: evaluating 1 proposal(s)" in run_log
     assert execute_run(run_id) == "finished"
     rows = runs_repo.tree_rows(run_id)
     assert [r.candidate.step for r in rows] == [0, 1, 2]
