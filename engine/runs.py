@@ -107,11 +107,25 @@ def start_run(request: RunRequest) -> int:
     return run_id
 
 
+def hint_refusal(run_id: int) -> str | None:
+    """Why a hint would not reach this run's proposer, or None when it would (an LLM reads it in its prompt).
+    Refused before it is queued: a hint accepted and then ignored misleads the person steering."""
+    run = runs_repo.get_run(run_id)
+    if run is None:
+        return f"there is no run {run_id}"
+    if run.proposer != "llm":
+        return (f"run {run_id} uses the {run.proposer} proposer, which picks shipped implementations and cannot "
+                "read a hint: steer it by forking from a candidate or pasting one, or start an LLM run")
+    return None
+
+
 def send_control(run_id: int, action: str, payload: dict | None = None) -> None:
     if action not in ACTIONS:
         raise ValueError(f"unknown control {action!r}; one of {', '.join(ACTIONS)}")
     if action == "hint" and not (payload or {}).get("text", "").strip():
         raise ValueError("a hint needs some text")
+    if action == "hint" and (reason := hint_refusal(run_id)):
+        raise ValueError(reason)
     if action == "fork" and not (payload or {}).get("candidate_id"):
         raise ValueError("fork needs the candidate_id to expand")
     if action == "insert" and not (payload or {}).get("source", "").strip():

@@ -10,7 +10,7 @@ import pytest
 from db import runs_repo
 from engine.outcome import RoundOutcome
 from engine.reward import unified_reward
-from engine.runs import RunRequest, create_run, events_dir, execute_run, send_control
+from engine.runs import LLMOptions, RunRequest, create_run, events_dir, execute_run, send_control
 from engine.verify.records import EvaluationResult, Verdict
 from tests.test_problem_loader import GOOD_TOML, write_problem
 from tests.test_propose_library import IMPL
@@ -129,11 +129,28 @@ def test_stop_control_ends_the_run_between_steps(problem_slug):
     assert status == "stopped" and runs_repo.tree_rows(run_id) == []
 
 
-def test_hint_reaches_the_next_proposal_only(problem_slug):
-    run_id = create_run(RunRequest(problem_slug, rounds=2))
-    send_control(run_id, "hint", {"text": "use float4"})
-    _, pipeline = run(run_id)
+def test_hint_reaches_the_next_llm_prompt_only(problem_slug, monkeypatch):
+    from tests.llm_server import start_server
+
+    server, url = start_server()
+    monkeypatch.setenv("REFINERY_TEST_KEY", "sk-test")
+    try:
+        run_id = create_run(RunRequest(problem_slug, rounds=2, proposer="llm",
+                                       llm=LLMOptions(url, "good", "REFINERY_TEST_KEY", 0.0)))
+        send_control(run_id, "hint", {"text": "use float4"})
+        _, pipeline = run(run_id)
+    finally:
+        server.shutdown()
     assert pipeline.calls[0].meta["hint"] == "use float4" and pipeline.calls[1].meta["hint"] is None
+    prompts = [r["messages"][-1]["content"] for r in server.requests]
+    assert "use float4" in prompts[0] and "use float4" not in prompts[1]
+
+
+def test_a_hint_to_a_proposer_that_cannot_read_it_is_refused_before_it_is_queued(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, rounds=2))  # the library proposer
+    with pytest.raises(ValueError, match="cannot read a hint"):
+        send_control(run_id, "hint", {"text": "use float4"})
+    assert runs_repo.take_controls(run_id) == []
 
 
 def test_fork_expands_the_named_candidate(problem_slug):
