@@ -119,6 +119,18 @@ def hint_refusal(run_id: int) -> str | None:
     return None
 
 
+def paste_refusal(run_id: int, source: str) -> str | None:
+    """Why a pasted candidate cannot be one of this run's problem (said before it is queued), or None."""
+    from engine.verify.entry_point import missing_entry
+
+    run = runs_repo.get_run(run_id)
+    if run is None:
+        return f"there is no run {run_id}"
+    problem = get_problem(run.problem_slug)
+    missing = missing_entry(problem.kind, source, problem.entry)
+    return f"this paste cannot be a candidate of {problem.slug}: {missing}" if missing else None
+
+
 def send_control(run_id: int, action: str, payload: dict | None = None) -> None:
     if action not in ACTIONS:
         raise ValueError(f"unknown control {action!r}; one of {', '.join(ACTIONS)}")
@@ -130,6 +142,8 @@ def send_control(run_id: int, action: str, payload: dict | None = None) -> None:
         raise ValueError("fork needs the candidate_id to expand")
     if action == "insert" and not (payload or {}).get("source", "").strip():
         raise ValueError("insert needs the candidate's source")
+    if action == "insert" and (reason := paste_refusal(run_id, payload["source"])):
+        raise ValueError(reason)
     runs_repo.add_control(run_id, action, payload)
 
 

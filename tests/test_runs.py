@@ -240,3 +240,12 @@ def test_a_run_without_profiling_asks_the_worker_for_no_energy_and_profiles_noth
     assert pipeline.profiling and pipeline.verifier.options.timing_policy is None  # the settings' policy: energy on
     pipeline.set_profiling(False)
     assert not pipeline.profiling and pipeline.verifier.options.timing_policy.energy_seconds == 0.0
+
+
+def test_a_paste_that_cannot_be_a_candidate_is_refused_with_the_verifiers_words(problem_slug):
+    run_id = create_run(RunRequest(problem_slug, rounds=2))
+    with pytest.raises(ValueError, match="defines no class ModelNew"):
+        send_control(run_id, "insert", {"source": "import torch\n\nclass Model(torch.nn.Module):\n    pass\n"})
+    with pytest.raises(ValueError, match="does not parse"):
+        send_control(run_id, "insert", {"source": "class ModelNew(:\n"})
+    assert runs_repo.take_controls(run_id) == []

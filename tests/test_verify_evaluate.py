@@ -140,3 +140,10 @@ def test_verify_command_exits_nonzero_on_a_failing_candidate(refinery_home):
     result = CliRunner().invoke(__import__("engine.cli", fromlist=["app"]).app,
                                 ["verify", str(CHEATS / "c_compile_error.c"), "--problem", "gemm", "--no-store"])
     assert result.exit_code == 1 and "compile_error" in result.output
+
+
+def test_a_module_without_modelnew_is_a_load_error_even_where_no_gpu_runs_it(verifier, relu):
+    kernel_only = ('import cupy as cp\n\nSRC = r"""\nextern "C" __global__ void k(float* y) { y[0] = 1.0f; }\n"""\n'
+                   'kernel = cp.RawKernel(SRC, "k")\n')  # kernels, but nothing to call them: not "needs a GPU"
+    result = verifier.evaluate(relu, kernel_only)
+    assert result.verdict == Verdict.LOAD_ERROR and result.message == "the module defines no class ModelNew"

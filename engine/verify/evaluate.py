@@ -21,6 +21,7 @@ from engine.build.candidate import CandidateBuild, build_candidate, language_of
 from engine.build.parallel import BuildRequest, build_executor, submit_build
 from engine.problems.model import Problem
 from engine.sandbox import boundary
+from engine.verify.entry_point import missing_entry
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool, gpu_driver_present
 from engine.verify.prepare import SeedPlan, TimingOptions, make_job
 from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
@@ -117,6 +118,8 @@ class Verifier:
                                     integrity=failed, log="\n".join(f"{f.check}: {f.detail}" for f in failed))
         if build is None:
             return None
+        if problem.kind == "pytorch" and (missing := missing_entry("pytorch", source, parse=False)) is not None:
+            return EvaluationResult(Verdict.LOAD_ERROR, missing, build_seconds=build.seconds, notes=list(build.notes))
         if not build.ok:
             return EvaluationResult(Verdict.COMPILE_ERROR, f"does not compile: {build.error}",
                                     log=build.log[-LOG_CHARS:], build_seconds=build.seconds, notes=list(build.notes))
