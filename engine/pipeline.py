@@ -119,6 +119,9 @@ def _static_at(problem: Problem, proposal: Proposal, static: StaticReport, confi
         return static
 
 
+CPU_TOOLS = ("correctness",)  # every other tool reads GPU evidence (occupancy, coalescing, the roofline)
+
+
 def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, settings: Settings,
                arch: str | None = None, profile: bool = False) -> RoundOutcome:
     """Everything a step stores about one proposal, from its verification result: static analysis,
@@ -137,10 +140,11 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
         except Exception as exc:  # noqa: BLE001 - a diagnostics failure must not lose the round
             log.warning("static analysis failed: %s", exc)
             result.log = (result.log + f"\n(static analysis failed: {type(exc).__name__}: {exc})").strip()
-    dynamic = _dynamic_profile(problem, proposal, result, static, settings) if profile else None
+    on_cpu = proposal.language == "c"  # C code runs on the CPU: only what holds there is said about it
+    dynamic = _dynamic_profile(problem, proposal, result, static, settings) if profile and not on_cpu else None
     ncu, ncu_config = dynamic if dynamic is not None else (None, None)
-    diagnostics = build_diagnostics(static=static, evaluation=result, problem=problem, profile=ncu)
-    findings = run_tools(diagnostics)
+    diagnostics = build_diagnostics(static=static, evaluation=result, problem=problem, profile=ncu, on_cpu=on_cpu)
+    findings = run_tools(diagnostics, names=CPU_TOOLS if on_cpu else None)
     feedback = render_feedback(findings, diagnostics)
     features = static.features if static is not None else {}
     reward = unified_reward(str(result.verdict), result.speedup, features, result.own_kernel_share,

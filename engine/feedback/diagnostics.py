@@ -25,14 +25,21 @@ def _device(device: DeviceCeilings | None, evaluation) -> tuple[DeviceCeilings |
     return match_device(DEFAULT_TARGET), f"no device named: {DEFAULT_TARGET} ceilings assumed"
 
 
+CPU_NOTE = "measured on the CPU: GPU rooflines, occupancy and the GPU tools do not apply to CPU code"
+
+
 def build_diagnostics(static: StaticReport | None = None, ncu: NcuSummary | None = None, evaluation=None,
                       problem=None, device: DeviceCeilings | None = None, seconds: float | None = None,
-                      profile: NcuProfile | None = None) -> Diagnostics:
+                      profile: NcuProfile | None = None, on_cpu: bool = False) -> Diagnostics:
     """`seconds`: one call's time, if known from elsewhere (default: ncu's duration, else the verifier's median).
 
     `profile`: a raw ncu run; when it failed (no ncu, counters refused, over budget) the diagnostics
-    are static only and say why.
+    are static only and say why. `on_cpu`: CPU code measured on the CPU, for which no GPU model holds:
+    no roofline, no bottleneck class (an H200 position for a C loop would be invented).
     """
+    if on_cpu:
+        return Diagnostics(static=static, ncu=None, evaluation=evaluation, problem=problem, device=None,
+                           notes=[CPU_NOTE])
     device, note = _device(device, evaluation)
     notes = [note] if note else []
     if profile is not None:

@@ -3,6 +3,7 @@ number that proves it and the change that addresses it (raw counters stay in the
 
 from __future__ import annotations
 
+from engine.feedback.diagnostics import CPU_NOTE
 from engine.feedback.model import Diagnostics, Finding
 
 DEFAULT_LIMIT = 5
@@ -15,6 +16,10 @@ def render_feedback(findings: list[Finding], diagnostics: Diagnostics | None = N
     if diagnostics is not None and diagnostics.classification is not None:
         c = diagnostics.classification
         header += f" — {c.bottleneck.label} ({c.reason})"
+    if diagnostics is not None and CPU_NOTE in diagnostics.notes:
+        header += " — C on the CPU"
+        if not findings:
+            return f"{header}\nNo problem found (measured on the CPU: the GPU diagnostic tools do not apply)."
     if not findings:
         return f"{header}\nNo problem found by the diagnostic tools."
     lines = [header + ", most important first:"]
