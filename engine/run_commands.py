@@ -48,6 +48,9 @@ def _execute_live(run_id: int) -> str:
     best = max((r.evaluation.speedup or 0 for r in rows if r.evaluation and r.evaluation.verdict == "correct"),
                default=None)
     console.print(f"run {run_id} {status}: {len(rows)} candidates" + (f", best {best:.2f}×" if best else ""))
+    if status == "failed":
+        run = runs_repo.get_run(run_id)
+        console.print(f"[red]run {run_id} failed: {run.error if run else 'no cause stored'}[/red]")
     return status
 
 
@@ -73,7 +76,8 @@ def run_command(problem: str = typer.Option(..., "--problem", help="problem slug
     except (KeyError, ValueError) as exc:
         console.print(f"[red]{exc.args[0]}[/red]")
         raise typer.Exit(1) from exc
-    _execute_live(run_id)
+    if _execute_live(run_id) == "failed":
+        raise typer.Exit(1)
 
 
 @runs_app.command("list")
@@ -104,7 +108,8 @@ def resume_command(run_id: int, ray: bool = RAY_OPTION) -> None:
     if runs_repo.get_run(run_id) is None:
         console.print(f"[red]no run {run_id}[/red]")
         raise typer.Exit(1)
-    _execute_live(run_id)
+    if _execute_live(run_id) == "failed":
+        raise typer.Exit(1)
 
 
 @runs_app.command("load-recorded")

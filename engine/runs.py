@@ -26,6 +26,9 @@ from engine.search import Node, SearchOptions, SearchTree, make_strategy
 from engine.settings import get_settings
 
 log = logging.getLogger("refinery.run")
+ENDPOINT_FAILURE_STEPS = 3  # steps in a row with every proposal failing at the endpoint: the run fails
+PERMANENT_ENDPOINT_FAILURES = frozenset({"http-401", "http-403", "http-404"})  # a key or model that will not work
+DEVICES = ("auto", "gpu", "cpu")
 
 CONTROL_POLL_S = 0.5
 ACTIONS = ("pause", "resume", "stop", "hint", "fork", "insert")
@@ -79,6 +82,8 @@ def create_run(request: RunRequest) -> int:
                                  settings.llm_temperature)
     if request.proposer not in ("library", "llm"):
         raise ValueError(f"unknown proposer {request.proposer!r}: use library or llm")
+    if request.device not in DEVICES:
+        raise ValueError(f"unknown device {request.device!r}: use {', '.join(DEVICES)}")
     run = runs_repo.create_run(Run(problem_slug=request.problem_slug, proposer=request.proposer,
                                    strategy=request.strategy, rounds_budget=request.rounds, config=asdict(request)))
     folder = run_folder(run.id)
@@ -188,6 +193,7 @@ class RunExecutor:
             set_profiling(self.request.profile)
         self.on_step = on_step
         self.steering = _Steering()
+        self.endpoint_failures, self.endpoint_cause, self.endpoint_permanent = 0, "", False
         self.tree = SearchTree()
         self.parents: dict[int, ParentView] = {}
         self._load_tree()
@@ -306,6 +312,7 @@ class RunExecutor:
         outcomes = self.pipeline.evaluate([proposal for _, proposal in planned])
         items = [self._stored(parent, proposal, outcome)
                  for (parent, proposal), outcome in zip(planned, outcomes, strict=True)]
+        self._count_endpoint_failures([proposal for _, proposal in planned])
         stored_events = runs_repo.store_step(self.run_id, step, items)
         for item in items:
             feedback = next((d for d in item.diagnostics if d.kind == "feedback"), None)
@@ -315,6 +322,24 @@ class RunExecutor:
         if self.on_step:
             self.on_step(step, items)
         return items
+
+    def _count_endpoint_failures(self, proposals: list[Proposal]) -> None:
+        """Steps in a row whose every proposal failed at the LLM endpoint; the cause of the last one."""
+        failures = [p.meta.get("endpoint_failure") for p in proposals]
+        if failures and all(failures):
+            self.endpoint_failures += 1
+            self.endpoint_cause = proposals[-1].error or str(failures[-1])
+            self.endpoint_permanent = any(f in PERMANENT_ENDPOINT_FAILURES for f in failures)
+        else:
+            self.endpoint_failures, self.endpoint_permanent = 0, False
+
+    def _endpoint_gave_up(self) -> str | None:
+        """Why the run ends as failed: the endpoint refused for good (a bad key, an unknown model) or kept
+        failing for ENDPOINT_FAILURE_STEPS steps after the client's own retries; None while it may recover."""
+        if self.endpoint_permanent or self.endpoint_failures >= ENDPOINT_FAILURE_STEPS:
+            steps = "1 step" if self.endpoint_failures == 1 else f"{self.endpoint_failures} steps in a row"
+            return f"the LLM endpoint failed ({steps}): {self.endpoint_cause}"
+        return None
 
     # -- the whole run -------------------------------------------------------------------------
     def execute(self) -> str:
@@ -337,6 +362,8 @@ class RunExecutor:
                     return self._finish("finished", f"finished after {self.steps_done} steps: the "
                                                     f"{self.request.proposer} proposer has nothing left that this "
                                                     "run has not tried")
+                if (cause := self._endpoint_gave_up()) is not None:
+                    return self._finish("failed", cause)
         except Exception as exc:
             self._finish("failed", f"{type(exc).__name__}: {exc}")
             raise

@@ -48,6 +48,8 @@ class _Handler(BaseHTTPRequestHandler):
         model = request["model"]
         if model == "error500":
             return self._send(500, {"error": {"message": "backend exploded", "type": "server_error"}})
+        if model == "unauthorized":
+            return self._send(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
         if model == "ratelimit-once" and sum(r["model"] == model for r in self.server.requests) == 1:
             return self._send(429, {"error": {"message": "slow down", "type": "rate_limit"}})
         if model == "slow":

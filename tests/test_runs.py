@@ -249,3 +249,50 @@ def test_a_paste_that_cannot_be_a_candidate_is_refused_with_the_verifiers_words(
     with pytest.raises(ValueError, match="does not parse"):
         send_control(run_id, "insert", {"source": "class ModelNew(:\n"})
     assert runs_repo.take_controls(run_id) == []
+
+
+@pytest.fixture
+def no_client_retries(monkeypatch):
+    """The openai client's own retries (seconds of backoff each) are not what these tests are about."""
+    import openai
+
+    real = openai.OpenAI
+    monkeypatch.setattr(openai, "OpenAI", lambda **kw: real(**{**kw, "max_retries": 0}))
+
+
+@pytest.mark.parametrize(("model", "steps", "cause"), [
+    ("error500", 3, "HTTP 500"),  # may recover: the run gives it a few steps
+    ("unauthorized", 1, "HTTP 401"),  # a bad key will not get better: the first step ends the run
+])
+def test_a_failing_endpoint_ends_the_run_as_failed_with_its_cause(problem_slug, no_client_retries, model, steps,
+                                                                   cause):
+    from tests.llm_server import start_server
+
+    server, url = start_server()
+    try:
+        run_id = create_run(RunRequest(problem_slug, rounds=10, proposer="llm",
+                                       llm=LLMOptions(url, model, "REFINERY_TEST_KEY", 0.0)))
+        status, _ = run(run_id)
+    finally:
+        server.shutdown()
+    stored = runs_repo.get_run(run_id)
+    assert status == "failed" and stored.status == "failed" and cause in stored.error
+    assert len(runs_repo.tree_rows(run_id)) == steps  # every failed proposal is stored, none after the end
+    assert runs_repo.events(run_id)[-1].kind == "failed"
+
+
+def test_an_unreachable_endpoint_fails_the_cli_run_with_its_cause_and_exit_code(problem_slug, no_client_retries):
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    done = CliRunner().invoke(app, ["run", "--problem", problem_slug, "--proposer", "llm", "--base-url",
+                                    "http://127.0.0.1:9/v1", "--model", "m", "--rounds", "5", "--device", "cpu"])
+    assert done.exit_code == 1, done.output
+    said = " ".join(done.output.split())  # rich wraps long lines
+    assert "failed: the LLM endpoint failed (3 steps in a row): cannot reach http://127.0.0.1:9/v1" in said
+
+
+def test_an_unknown_device_is_refused(problem_slug):
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        create_run(RunRequest(problem_slug, device="tpu"))

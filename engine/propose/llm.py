@@ -2,7 +2,7 @@
 
 Retries with exponential backoff on rate limits, timeouts and 5xx are the openai client's own
 (`max_retries`); what still fails after them becomes a proposal error the run records and shows,
-and the run goes on to its next step.
+marked `meta["endpoint_failure"]` so that the run can end itself when the endpoint keeps failing.
 """
 
 from __future__ import annotations
@@ -54,14 +54,17 @@ class LLMProposer:
                 messages=[{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}],
             )
         except openai.APITimeoutError:
+            base["meta"]["endpoint_failure"] = "timeout"
             return Proposal(source="", language=language, signature="endpoint-timeout", latency_s=self._since(started),
                             error=f"the endpoint did not answer within {self.config.timeout_s:.0f} s "
                                   f"({self.config.max_retries} retries)", **base)
         except openai.APIStatusError as exc:
+            base["meta"]["endpoint_failure"] = f"http-{exc.status_code}"
             return Proposal(source="", language=language, signature="endpoint-error", latency_s=self._since(started),
                             error=f"the endpoint answered HTTP {exc.status_code} after {self.config.max_retries} "
                                   f"retries: {str(exc.message)[:300]}", **base)
         except openai.APIConnectionError as exc:
+            base["meta"]["endpoint_failure"] = "unreachable"
             return Proposal(source="", language=language, signature="endpoint-unreachable",
                             latency_s=self._since(started),
                             error=f"cannot reach {self.config.base_url}: {exc.__cause__ or exc}", **base)
