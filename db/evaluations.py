@@ -3,7 +3,8 @@
 Scalar columns carry what is filtered and charted (verdict, speedup, times, device, flagged); the
 per-configuration results and integrity findings go to their JSON columns; everything else the
 record holds (timed configuration, baselines with their spread, kernels, seeds, build and load
-seconds, the flag's reason, notes) goes to the `timing` blob, so a stored row round-trips.
+seconds, the flag's reason, notes, the host: cores it was timed on and what else ran) goes to the
+`timing` blob, so a stored row round-trips.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from sqlmodel import select
 
 from db.models import Candidate, Evaluation
 from db.session import session_scope
+from engine.verify.host import HostRecord
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, Verdict
 
 _TIMING_KEYS = ("timed_config", "baseline_name", "kernels", "seeds", "build_seconds", "load_seconds",
-                "worker_seconds", "flag_reason", "notes", "stage_seconds")
+                "worker_seconds", "flag_reason", "notes", "stage_seconds", "host")
 
 
 def source_hash(source: str) -> str:
@@ -53,7 +55,7 @@ def result_from_row(row: Evaluation) -> EvaluationResult:
         flag_reason=timing.get("flag_reason") or "", build_seconds=timing.get("build_seconds"),
         seeds=list(timing.get("seeds") or []), load_seconds=timing.get("load_seconds"),
         worker_seconds=timing.get("worker_seconds"), notes=list(timing.get("notes") or []),
-        stage_seconds=dict(timing.get("stage_seconds") or {}))
+        stage_seconds=dict(timing.get("stage_seconds") or {}), host=HostRecord.from_json(timing.get("host")))
 
 
 def store_evaluation(result: EvaluationResult, *, problem_slug: str | None = None, source: str | None = None,

@@ -29,7 +29,8 @@ class RoundOutcome:
             verdict=str(r.verdict), message=r.message, log=r.log, configs=data["configs"], integrity=data["integrity"],
             candidate_us=r.candidate_us, baseline_us=r.baseline_us, speedup=r.speedup,
             timing={"timed_config": r.timed_config, "baseline": r.baseline_name, "kernels": data["kernels"],
-                    "seeds": r.seeds, "build_seconds": r.build_seconds, "flag_reason": r.flag_reason},
+                    "seeds": r.seeds, "build_seconds": r.build_seconds, "flag_reason": r.flag_reason,
+                    "notes": r.notes, "host": data["host"]},
             reward=self.reward.total, reward_components=self.reward.to_json(), device=r.device, flagged=r.flagged)
 
     def diagnostic_rows(self) -> list[Diagnostic]:

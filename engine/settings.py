@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     worker_processes: int = 256  # processes (and threads) one candidate's whole sandboxed job may have at once
     runner_spares: int = 0  # warm candidate processes kept per GPU; 0: from the machine's cores
     build_jobs: int = 0  # 0 = one per CPU core
+    timing_cores: str = Field(
+        default="auto", pattern=r"^\s*(auto|off|\d+(-\d+)?(\s*,\s*\d+(-\d+)?)*)\s*$",
+        description="Cores the judge and the candidate's runner time on, kept free of everything else of ours "
+                    "(this process, compiles, warming runners): 'auto' sets one aside per slot where at least 3 "
+                    "cores are usable (else shared, and each result says so); 'off' pins nothing; or a list "
+                    "such as '3' or '6-7'.")
     timing_min_trials: int = 30
     timing_min_seconds: float = 1.0
     timing_max_trials: int = 1000

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -227,3 +228,41 @@ def test_memory_split_over_children_is_limited_for_the_whole_job(tmp_path):
                              limits=JobLimits(memory_mb=512)), timeout_s=60)
     killed = result.stdout.decode().strip()
     assert killed and int(killed) >= 1, (result.detail, result.stderr.decode()[-500:])
+
+
+needs_two_cores = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two usable cores")
+
+
+@needs_two_cores
+def test_a_job_started_on_given_cores_runs_only_there(tmp_path):
+    core = max(os.sched_getaffinity(0))
+    out = python_job(tmp_path, """
+        import json, os
+        print(json.dumps({"cpus": sorted(os.sched_getaffinity(0))}))
+    """, cpus=(core,))
+    assert out["cpus"] == [core]
+
+
+@needs_two_cores
+def test_pinning_a_running_job_moves_every_thread_and_child_it_already_has(tmp_path):
+    core = max(os.sched_getaffinity(0))
+    code = textwrap.dedent("""
+        import json, os, subprocess, sys, threading, time
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+        child = subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(60)"])
+        print("ready", flush=True)
+        sys.stdin.readline()
+        tasks = [int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")]
+        with open(f"/proc/{child.pid}/status") as status:
+            child_cpus = next(line.split()[1] for line in status if line.startswith("Cpus_allowed_list"))
+        print(json.dumps({"threads": [sorted(os.sched_getaffinity(t)) for t in tasks], "child": child_cpus}))
+    """)
+    with spawn(SandboxSpec(argv=[sys.executable, "-S", "-c", code], scratch=tmp_path / "scratch", hidden=[REPO]),
+               stdin=subprocess.PIPE, stdout=subprocess.PIPE) as job:
+        assert job.popen.stdout.readline().strip() == b"ready"
+        assert job.pin((core,)) == 0 and job.cpus() == {core}
+        job.popen.stdin.write(b"go\n")
+        job.popen.stdin.flush()
+        out = json.loads(job.popen.stdout.readline())
+    assert len(out["threads"]) >= 2 and all(cpus == [core] for cpus in out["threads"])
+    assert out["child"] == str(core)

@@ -1,8 +1,10 @@
 """The OS boundary around untrusted code: candidates, their compiles, and imported problems' probes.
 
 Offers `boundary()` (what this machine provides, with the missing pieces in words), `SandboxSpec`
-(what one job may see and use), `spawn` (a long-lived sandboxed process) and `run` (one command to
-completion under a hard timeout), and `JobLimits`. Nothing here knows about kernels or problems.
+(what one job may see and use, the cores it runs on included), `spawn` (a long-lived sandboxed process)
+and `run` (one command to completion under a hard timeout), and `JobLimits`; `affinity` reads and sets
+the cores of a job or of this process and holds claims on cores across processes. Nothing here knows
+about kernels or problems.
 """
 
 from engine.sandbox.capabilities import Boundary, boundary

@@ -4,7 +4,8 @@
 it through the limits launcher, and returns a `SandboxProcess`; `run` does the same for a command that
 runs to completion (a compile, a probe) with a hard timeout. Ending a job kills its PID namespace's
 first process (the kernel then kills every process in the namespace at once) and sweeps its cgroup,
-so nothing a candidate forked outlives the job.
+so nothing a candidate forked outlives the job. A job can be started on given cores and moved to
+others later (`SandboxProcess.pin`), threads and children included.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.sandbox import seccomp, view
+from engine.sandbox import affinity, seccomp, view
 from engine.sandbox.capabilities import Boundary, boundary
 from engine.sandbox.cgroups import JobCgroup
 from engine.sandbox.limits import JobLimits, launcher_argv
@@ -64,6 +65,7 @@ class SandboxSpec:
     python: bool = True
     limits: JobLimits = field(default_factory=JobLimits)
     role: str = "job"  # a label for logs; "judge" gets the first uid of the range
+    cpus: tuple[int, ...] | None = None  # the cores the job runs on; None: those of the thread that starts it
 
 
 def scratch_inside(spec: SandboxSpec, where: Boundary | None = None) -> str:
@@ -186,9 +188,9 @@ def _plan(spec: SandboxSpec, where: Boundary, cgroup: JobCgroup | None) -> _Plan
     procs = [str(f / "cgroup.procs") for f in cgroup.folders] if cgroup else []
     if where.namespaced:
         prefix, fds, info_read = _bwrap_args(spec, where, uid)
-        argv = launcher_argv(procs, rlimits, [*prefix, *spec.argv])
+        argv = launcher_argv(procs, rlimits, [*prefix, *spec.argv], spec.cpus)
         return _Plan(argv, env, fds, info_read, uid)
-    return _Plan(launcher_argv(procs, rlimits, spec.argv), env, [], None, uid)
+    return _Plan(launcher_argv(procs, rlimits, spec.argv, spec.cpus), env, [], None, uid)
 
 
 @dataclass
@@ -221,6 +223,15 @@ class SandboxProcess:
 
     def poll(self) -> int | None:
         return self.popen.poll()
+
+    def pin(self, cpus: tuple[int, ...]) -> int:
+        """Move the job, every thread of every process in it, onto `cpus`; returns how many threads could
+        not be moved. Threads and processes it starts afterwards inherit the cores."""
+        return affinity.pin_tree(self.popen.pid, cpus)
+
+    def cpus(self) -> frozenset[int]:
+        """Every core some thread of the job may run on now."""
+        return affinity.tree_cpus(self.popen.pid)
 
     def wait(self, timeout: float | None = None) -> int:
         return self.popen.wait(timeout)

@@ -3,8 +3,8 @@
 Memory and process count hold for the whole job through a control group where one can be made;
 CPU seconds, file size and core dumps are per-process rlimits, inherited by everything the job starts.
 The launcher is a few lines of Python run with `-I -S` (no site packages, no environment): it joins
-the job's control group and sets the rlimits on itself, then execs the sandbox, so no process of the
-job ever exists outside its limits.
+the job's control group, sets the rlimits and, when asked, the cores it may run on, then execs the
+sandbox, so no process of the job ever exists outside its limits or off its cores.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ LAUNCHER = (
     "    if hard != resource.RLIM_INFINITY and (soft == resource.RLIM_INFINITY or soft > hard):\n"
     "        soft = hard\n"
     "    resource.setrlimit(limit, (soft, hard))\n"
+    "if plan.get('cpus'):\n"
+    "    os.sched_setaffinity(0, plan['cpus'])\n"
     "os.execv(sys.argv[2], sys.argv[2:])\n"
 )
 
@@ -60,8 +62,10 @@ class JobLimits:
         return limits
 
 
-def launcher_argv(cgroup_procs: list[str], rlimits: dict[str, tuple[int, int]], argv: list[str]) -> list[str]:
-    plan = {"cgroup_procs": cgroup_procs,
-            "rlimits": {k: [int(v[0]), int(v[1])] for k, v in rlimits.items()}}
+def launcher_argv(cgroup_procs: list[str], rlimits: dict[str, tuple[int, int]], argv: list[str],
+                  cpus: tuple[int, ...] | None = None) -> list[str]:
+    """The launcher's command line; `cpus`: the cores the job runs on (None: those of the caller)."""
+    plan = {"cgroup_procs": cgroup_procs, "rlimits": {k: [int(v[0]), int(v[1])] for k, v in rlimits.items()},
+            "cpus": sorted(cpus) if cpus else None}
     return [sys.executable, "-I", "-S", "-c", LAUNCHER, json.dumps(plan), *argv]
 

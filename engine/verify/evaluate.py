@@ -4,7 +4,8 @@
 GPU workers as builds finish, so compiling the next candidates overlaps timing the current one.
 Order of judgement: static rules → build → (no GPU and it needs one: `needs_gpu`) → worker job
 (correctness, runtime integrity checks, timing) → an implausible speedup is re-measured in a fresh
-worker and flagged for review.
+worker and flagged for review. Every result that reached a worker carries where it ran (`host`), and a
+timed one says so in its notes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from engine.build.parallel import BuildRequest, build_executor, submit_build
 from engine.problems.model import Problem
 from engine.sandbox import boundary
 from engine.verify.entry_point import missing_entry
+from engine.verify.host import notes_for
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool, gpu_driver_present
 from engine.verify.prepare import SeedPlan, TimingOptions, make_job
 from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
@@ -166,6 +168,9 @@ class Verifier:
         evidence = [f for f in static if f.kind == "evidence"]
         result.integrity = passed + [f for f in rules if not f.passed] + evidence + result.integrity
         result.notes = list(result.notes) + boundary().notes()
+        result.host = outcome.host
+        timed = next((c.candidate for c in result.configs if c.candidate is not None), None)
+        result.notes += notes_for(outcome.host, timed.clock if timed is not None else None)
         result.build_seconds = build.seconds
         result.notes = list(build.notes) + list(result.notes)
         parts = [result.log, _clean_log(outcome.log).strip()]

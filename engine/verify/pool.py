@@ -6,6 +6,10 @@ candidate; then it is killed with everything it started and a fresh one takes it
 is long-lived and never runs candidate code. For each job the pool hands the judge the job and the
 socket of a warm runner, enforces the wall-clock timeout (a process cannot be trusted to time
 itself out) and turns what happened into a `JobOutcome`; callers never get an exception.
+
+Where the machine has cores to spare (see `cores`), each slot's judge runs on a core of its own and
+the runner joins it there when it takes a job; runners warm up, and this process works, on the other
+cores. Each outcome carries a `HostRecord` of where the job ran and what else ran meanwhile.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from pathlib import Path
 
 from engine.sandbox import JobLimits, Mount, SandboxProcess, SandboxSpec, boundary, spawn
 from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
+from engine.verify.cores import CoreReservation, SlotCores
+from engine.verify.host import HostRecord, HostWatch
 from engine.verify.judge.job import Job
 from engine.verify.records import EvaluationResult
 from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
@@ -53,6 +59,7 @@ class PoolConfig:
     max_jobs_per_judge: int = 500
     env: dict[str, str] = field(default_factory=dict)  # extra variables for the sandboxes (never secrets)
     scratch_root: Path | None = None
+    timing_cores: str = "auto"  # auto | off | a core list (see engine.verify.cores)
 
     @classmethod
     def from_settings(cls, settings=None, **overrides) -> PoolConfig:
@@ -63,7 +70,8 @@ class PoolConfig:
         limits = JobLimits(memory_mb=settings.worker_memory_mb, processes=settings.worker_processes,
                            cpu_seconds=settings.worker_cpu_seconds, file_size_mb=settings.worker_file_size_mb)
         values = {"cache_dir": settings.cache_dir, "limits": limits, "timeout_s": settings.worker_timeout_s,
-                  "hidden": (settings.home,), "spares": settings.runner_spares}
+                  "hidden": (settings.home,), "spares": settings.runner_spares,
+                  "timing_cores": settings.timing_cores}
         values.update(overrides)
         return cls(**values)
 
@@ -90,6 +98,7 @@ class JobOutcome:
     seconds: float = 0.0
     detail: str = ""
     worker_pid: int | None = None
+    host: HostRecord | None = None  # where the job ran and what else ran meanwhile (None: it never started)
 
 
 def gpu_driver_present() -> bool:
@@ -130,8 +139,10 @@ class _Sandboxed:
         self.log_path: Path | None = None
 
     def _start(self, argv: list[str], packages: tuple[str, ...] | None, limits: JobLimits, gpu_devices: bool,
-               env: dict[str, str], mounts: list[Mount], scratch_env: dict[str, str] | None = None) -> None:
-        """Start the program; `scratch_env` names variables that point into its scratch folder."""
+               env: dict[str, str], mounts: list[Mount], scratch_env: dict[str, str] | None = None,
+               cpus: tuple[int, ...] | None = None) -> None:
+        """Start the program (on `cpus`, if given); `scratch_env` names variables that point into its scratch
+        folder."""
         root = _scratch_root(self.config)
         self.scratch = Path(tempfile.mkdtemp(prefix=f"{self.role}-", dir=root))
         home = "/scratch" if boundary().namespaced else str(self.scratch)
@@ -143,7 +154,7 @@ class _Sandboxed:
             spec = SandboxSpec(argv=[*argv, "--fd", str(theirs.fileno())], scratch=self.scratch,
                                env=python_env(packages, **{**env, **_device_env(self.gpu), **self.config.env}),
                                mounts=[*mounts_for(packages), *mounts], hidden=hidden_roots(*self.config.hidden),
-                               gpu=gpu_devices, limits=limits, role=self.role)
+                               gpu=gpu_devices, limits=limits, role=self.role, cpus=cpus)
             self.job = spawn(spec, stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(theirs.fileno(),))
         finally:
             theirs.close()
@@ -198,18 +209,25 @@ class _Sandboxed:
 
 
 class RunnerProcess(_Sandboxed):
-    """A runner: started ahead, serves one candidate, then closed with everything it started."""
+    """A runner: started ahead, serves one candidate, then closed with everything it started. It warms up
+    on the cores of everything else and is moved onto its slot's timing cores when it takes a job (so
+    warming never shares a core with a timing); its thread pools are sized for the timing cores."""
 
-    def __init__(self, config: PoolConfig, gpu: int | None, device: str) -> None:
+    def __init__(self, config: PoolConfig, gpu: int | None, device: str, cores: SlotCores | None = None,
+                 warm_on: tuple[int, ...] | None = None) -> None:
         super().__init__(config, "runner", gpu)
         self.device = device
         self.ext = Path(tempfile.mkdtemp(prefix="ext-", dir=_scratch_root(config)))
         namespaced = boundary().namespaced
+        env = {"TORCH_EXTENSIONS_DIR": EXTENSIONS_INSIDE if namespaced else str(self.ext)}
+        pinned = cores is not None and cores.pinned
+        if pinned:
+            env["OMP_NUM_THREADS"] = str(len(cores.timing))
         self._start([sys.executable, "-m", "engine.verify.runner", "--device", device], RUNNER_PACKAGES,
-                    config.limits, device == "cuda",
-                    {"TORCH_EXTENSIONS_DIR": EXTENSIONS_INSIDE if namespaced else str(self.ext)},
+                    config.limits, device == "cuda", env,
                     [Mount(self.ext, EXTENSIONS_INSIDE, writable=True)] if namespaced else [],
-                    {"CUPY_CACHE_DIR": "cupy", "TRITON_CACHE_DIR": "triton", "TORCHINDUCTOR_CACHE_DIR": "inductor"})
+                    {"CUPY_CACHE_DIR": "cupy", "TRITON_CACHE_DIR": "triton", "TORCHINDUCTOR_CACHE_DIR": "inductor"},
+                    cpus=warm_on if pinned else None)
 
     def close(self) -> None:
         super().close()
@@ -217,12 +235,15 @@ class RunnerProcess(_Sandboxed):
 
 
 class JudgeProcess(_Sandboxed):
-    def __init__(self, config: PoolConfig, gpu: int | None, device: str) -> None:
+    """The slot's judge, on the slot's timing cores (it times the baselines and clocks the runner)."""
+
+    def __init__(self, config: PoolConfig, gpu: int | None, device: str, cores: SlotCores | None = None) -> None:
         super().__init__(config, "judge", gpu)
         self.jobs = 0
         self._start([sys.executable, "-m", "engine.verify.judge", *([] if device == "cuda" else ["--cpu"])],
                     ("engine",), config.judge_limits, device == "cuda", {}, [],
-                    {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"})
+                    {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"},
+                    cpus=cores.timing if cores is not None and cores.pinned else None)
 
 
 def _artifacts(job: Job) -> tuple[dict[str, int], bytes]:
@@ -244,10 +265,12 @@ def _artifacts(job: Job) -> tuple[dict[str, int], bytes]:
 
 
 class Slot:
-    """One GPU (or the CPU): its judge and its warm runners; one job at a time."""
+    """One GPU (or the CPU): its judge and its warm runners; one job at a time, on the slot's cores."""
 
-    def __init__(self, config: PoolConfig, gpu: int | None) -> None:
+    def __init__(self, config: PoolConfig, gpu: int | None, cores: SlotCores | None = None,
+                 others: tuple[int, ...] | None = None, setup: str = "") -> None:
         self.config, self.gpu = config, gpu
+        self.cores, self.others, self.setup = cores, others, setup
         self.judge: JudgeProcess | None = None
         self.spares: deque[RunnerProcess] = deque()
         self.device = "cpu"
@@ -260,7 +283,7 @@ class Slot:
             self.judge.close()
         device = "cuda" if gpu_driver_present() else "cpu"
         started = time.perf_counter()
-        self.judge = JudgeProcess(self.config, self.gpu, device)
+        self.judge = JudgeProcess(self.config, self.gpu, device, self.cores)
         hello = self.judge.ready()
         self.device = "cuda" if hello.get("cuda") else "cpu"
         where = boundary()
@@ -272,7 +295,7 @@ class Slot:
 
     def fill(self) -> None:
         while len(self.spares) < spare_count(self.config, self.device == "cuda"):
-            self.spares.append(RunnerProcess(self.config, self.gpu, self.device))
+            self.spares.append(RunnerProcess(self.config, self.gpu, self.device, self.cores, self.others))
 
     def take_runner(self) -> RunnerProcess:
         """The oldest warm runner (waiting for it if it is still warming). On a GPU a new one starts behind
@@ -297,7 +320,12 @@ class Slot:
             except RuntimeError as exc:
                 return JobOutcome("start_failed", detail=str(exc))
             waited = time.monotonic() - started
-            outcome = self._judge(job, runner, hello, started, timeout_s)
+            cores, exclusive = self.place(runner)
+            watch = HostWatch([self.judge.job.pid, runner.job.pid], cores, exclusive, self.setup,
+                              {spare.job.pid: "warming runner" for spare in self.spares if spare.job},
+                              reach=runner.job.cpus)
+            outcome = self._judge(job, runner, hello, started, timeout_s, watch)
+            outcome.host = watch.finish()
             if outcome.result is not None:
                 outcome.result.stage_seconds["runner_wait"] = round(waited, 4)
             return outcome
@@ -305,7 +333,16 @@ class Slot:
             runner.close()
             self.fill()
 
-    def _judge(self, job: Job, runner: RunnerProcess, hello: dict, started: float, timeout_s: float) -> JobOutcome:
+    def place(self, runner: RunnerProcess) -> tuple[frozenset[int], bool]:
+        """Move the runner onto the slot's timing cores (where there are any); (the cores the job's
+        processes can reach, as read back, and whether they are the slot's alone)."""
+        moved = self.cores is not None and self.cores.pinned and runner.job.pin(self.cores.timing) == 0
+        reach = runner.job.cpus() | (self.judge.job.cpus() if self.judge and self.judge.job else frozenset())
+        exclusive = moved and self.cores.exclusive and reach <= set(self.cores.timing)
+        return reach, exclusive
+
+    def _judge(self, job: Job, runner: RunnerProcess, hello: dict, started: float, timeout_s: float,
+               watch: HostWatch) -> JobOutcome:
         sizes, payload = _artifacts(job)
         judge = self.judge
         try:
@@ -316,7 +353,7 @@ class Slot:
             return JobOutcome("start_failed", detail=f"the judge did not take the job: {exc}")
         runner.channel.close()  # the judge holds the runner's socket now
         runner.channel = None
-        message, timed_out = self._await_result(judge, runner, started + timeout_s)
+        message, timed_out = self._await_result(judge, runner, started + timeout_s, watch)
         seconds = time.monotonic() - started
         judge.jobs += 1
         if message is not None and message.get("runner_lost"):
@@ -344,8 +381,10 @@ class Slot:
                               f"{result.message} ({exit_detail})", hello.get("pid"))
         return JobOutcome("ok", result, message["result"], log, seconds, "", hello.get("pid"))
 
-    def _await_result(self, judge: JudgeProcess, runner: RunnerProcess, deadline: float) -> tuple[dict | None, bool]:
-        """The judge's result message, killing the runner at the deadline (the judge then answers)."""
+    def _await_result(self, judge: JudgeProcess, runner: RunnerProcess, deadline: float,
+                      watch: HostWatch | None = None) -> tuple[dict | None, bool]:
+        """The judge's result message, killing the runner at the deadline (the judge then answers). The
+        judge says when its timing stage starts and ends: the watch then covers exactly that window."""
         timed_out = False
         while True:
             remaining = deadline - time.monotonic()
@@ -369,6 +408,11 @@ class Slot:
                         judge.channel.sock.settimeout(None)
             if message.get("type") == "result":
                 return message, timed_out
+            if message.get("type") == "stage" and message.get("stage") == "timing" and watch is not None:
+                if message.get("phase") == "start":
+                    watch.begin("timing")
+                else:
+                    watch.end()
 
     def restart_judge(self) -> None:
         if self.judge is not None:
@@ -393,7 +437,10 @@ class WorkerPool:
         self.config = config or PoolConfig.from_settings()
         gpus = self.config.gpus
         self.size = size or (len(gpus) if gpus else 1)
-        self._slots = [Slot(self.config, gpus[i % len(gpus)] if gpus else None) for i in range(self.size)]
+        self.cores = CoreReservation(self.size, self.config.timing_cores)
+        plan = self.cores.plan
+        self._slots = [Slot(self.config, gpus[i % len(gpus)] if gpus else None, self.cores.slot(i),
+                            plan.others if plan.pinned else None, plan.reason) for i in range(self.size)]
         self._idle: queue.Queue[Slot] = queue.Queue()
         for slot in self._slots:
             self._idle.put(slot)
@@ -401,6 +448,8 @@ class WorkerPool:
         self._lock = threading.Lock()
         self._info: WorkerInfo | None = None
         self.replacements = 0
+        self._running: dict[int, int] = {}  # job token → most other jobs seen running beside it
+        self._tokens = 0
 
     @property
     def info(self) -> WorkerInfo:
@@ -420,13 +469,30 @@ class WorkerPool:
     def run(self, job: Job, timeout_s: float | None = None, fresh: bool = False) -> JobOutcome:
         """Run one job on the next free slot; every job gets a runner no candidate has touched."""
         slot = self._idle.get()
+        token = self._flight_begins()
         try:
             outcome = slot.run(job, timeout_s or self.config.timeout_s)
-            if outcome.status != "ok":
-                self.replacements += 1
-            return outcome
         finally:
+            others = self._flight_ends(token)
             self._idle.put(slot)
+        if outcome.status != "ok":
+            self.replacements += 1
+        if outcome.host is not None:
+            outcome.host.in_flight = others
+        return outcome
+
+    def _flight_begins(self) -> int:
+        with self._lock:
+            self._tokens += 1
+            for running in self._running:
+                self._running[running] = max(self._running[running], len(self._running))
+            self._running[self._tokens] = len(self._running)
+            return self._tokens
+
+    def _flight_ends(self, token: int) -> int:
+        """How many other jobs of this pool ran at some moment beside this one."""
+        with self._lock:
+            return self._running.pop(token, 0)
 
     def submit(self, job: Job, timeout_s: float | None = None, fresh: bool = False) -> Future[JobOutcome]:
         with self._lock:
@@ -439,6 +505,7 @@ class WorkerPool:
             self._executor.shutdown(wait=True)
         for slot in self._slots:
             slot.close()
+        self.cores.release()
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -11,6 +11,8 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
+from engine.verify.host import HostRecord
+
 
 class Verdict(StrEnum):
     COMPILE_ERROR = "compile_error"
@@ -153,6 +155,7 @@ class EvaluationResult:
     notes: list[str] = field(default_factory=list)
     energy: dict | None = None  # judge: NVML joules per call, candidate and baseline (judge.energy)
     stage_seconds: dict = field(default_factory=dict)  # judge: seconds per stage (load, correctness, …)
+    host: HostRecord | None = None  # pool: the cores it ran on and what else ran while it was timed
 
     @property
     def failed_config(self) -> ConfigResult | None:
@@ -169,6 +172,7 @@ class EvaluationResult:
         data["configs"] = [ConfigResult.from_json(c) for c in data.get("configs", [])]
         data["integrity"] = [IntegrityFinding(**f) for f in data.get("integrity", [])]
         data["kernels"] = [KernelLaunch(**k) for k in data.get("kernels", [])]
+        data["host"] = HostRecord.from_json(data.get("host"))
         return cls(**data)
 
     @property

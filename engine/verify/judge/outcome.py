@@ -128,14 +128,19 @@ class JobState:
     energy: dict | None = None
     fatal: bool = False
     stage_seconds: dict[str, float] = field(default_factory=dict)  # where the job's time went
+    on_stage: Callable[[str, str], None] | None = None  # (stage, "start" | "end"): the pool watches the timing
 
     @contextlib.contextmanager
     def stage(self, name: str):
         started = time.perf_counter()
+        if self.on_stage is not None:
+            self.on_stage(name, "start")
         try:
             yield
         finally:
             self.stage_seconds[name] = self.stage_seconds.get(name, 0.0) + time.perf_counter() - started
+            if self.on_stage is not None:
+                self.on_stage(name, "end")
 
 
 def final_result(state: JobState, device: str, seeds: list[int]) -> EvaluationResult:

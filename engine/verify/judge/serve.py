@@ -4,15 +4,19 @@ socket, each with the socket of the runner that holds that job's candidate.
 The judge outlives candidates (that is what lets it keep references and their answers across a
 batch); a runner never outlives its candidate. Whatever a runner does, the judge answers the pool
 with a verdict; an error in the judge itself is reported as such, never as the candidate's fault.
+It also tells the pool when a job's stages start and end, so the pool (which, unlike the judge, sees
+the machine's other processes) can say what else ran while the candidate was timed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 MAX_JOB_BYTES = 4 * 2**30
@@ -28,9 +32,15 @@ def _split(payload: bytes, sizes: dict) -> dict[str, bytes]:
 
 
 class Judge:
-    def __init__(self, device: str, scratch: Path) -> None:
-        self.device, self.scratch = device, scratch
+    def __init__(self, device: str, scratch: Path, tell: Callable[[dict], None] | None = None) -> None:
+        self.device, self.scratch, self.tell = device, scratch, tell
         self.references: OrderedDict[tuple, object] = OrderedDict()
+
+    def stage_said(self, job_id: str, stage: str, phase: str) -> None:
+        """Tell the pool a stage started or ended (it times nothing by it; it only watches the machine)."""
+        if self.tell is not None:
+            with contextlib.suppress(OSError):
+                self.tell({"type": "stage", "job_id": job_id, "stage": stage, "phase": phase})
 
     def reference_for(self, job):
         from engine.verify.judge.reference import TorchReference
@@ -66,9 +76,11 @@ class Judge:
                 facts.pop("evidence", None)
                 return facts, session.lost
             if job.kind == "pytorch":
-                result = TorchJudge(job, session, self.reference_for(job)).run()
+                harness = TorchJudge(job, session, self.reference_for(job))
             else:
-                result = CJudge(job, session, self.scratch, blobs).run()
+                harness = CJudge(job, session, self.scratch, blobs)
+            harness.state.on_stage = lambda stage, phase: self.stage_said(job.job_id, stage, phase)
+            result = harness.run()
         except RunnerLost as exc:
             result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}")
         except Exception as exc:  # noqa: BLE001 - the judge's own failure, reported as the verifier's
@@ -101,7 +113,7 @@ def main(argv: list[str]) -> int:
         torch.cuda.init()
         torch.zeros(1, device="cuda")
         name = torch.cuda.get_device_name()
-    judge = Judge("cuda" if cuda else "cpu", Path.cwd())
+    judge = Judge("cuda" if cuda else "cpu", Path.cwd(), control.send)
     control.send({"type": "hello", "pid": os.getpid(), "cuda": cuda, "device": name, "torch": torch.__version__,
                   "startup_s": time.perf_counter() - started})
     while True:

@@ -162,7 +162,7 @@ def _info() -> dict:
     names = ("RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_CORE")
     limits = {name: list(resource.getrlimit(getattr(resource, name))) for name in names}
     return {"env": sorted(os.environ), "cwd": os.getcwd(), "uid": os.getuid(), "pid": os.getpid(),
-            "limits": limits, "hostname": os.uname().nodename}
+            "limits": limits, "hostname": os.uname().nodename, "cpus": sorted(os.sched_getaffinity(0))}
 
 
 def _unpack_extensions(payload: bytes, root: str) -> None:
