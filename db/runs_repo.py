@@ -6,6 +6,7 @@ duplicate if a resumed run ever tried to store a step twice."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlmodel import col, select
 
@@ -49,6 +50,46 @@ def update_run(run_id: int, **fields) -> Run:
             setattr(run, key, value)
         session.add(run)
     return run
+
+
+LIVE_STATUSES = ("queued", "running", "paused")
+
+
+def silent_runs(stale_before: datetime, queued_before: datetime) -> list[Run]:
+    """Runs that say they are live but whose process has given no sign of life since `stale_before` (or, never
+    having started, were queued before `queued_before`)."""
+    with session_scope() as session:
+        live = session.exec(select(Run).where(col(Run.status).in_(LIVE_STATUSES))).all()
+    found = []
+    for run in live:
+        last = run.heartbeat_at or run.started_at
+        if last is None:
+            if _naive(run.created_at) < _naive(queued_before):
+                found.append(run)
+        elif _naive(last) < _naive(stale_before):
+            found.append(run)
+    return found
+
+
+def _naive(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=None)
+
+
+def end_run(run_id: int, status: str, message: str, only_if: tuple[str, ...] = LIVE_STATUSES) -> RunEvent | None:
+    """Set a final status with its event in one transaction, unless the run already left `only_if` (its
+    process finished it meanwhile); the event, or None when nothing changed."""
+    with session_scope() as session:
+        run = session.get(Run, run_id)
+        if run is None or run.status not in only_if:
+            return None
+        run.status, run.finished_at = status, utcnow()
+        run.error = message if status == "failed" else run.error
+        session.add(run)
+        event = RunEvent(run_id=run_id, kind=status, message=message)
+        session.add(event)
+        session.flush()
+        session.refresh(event)
+        return event
 
 
 def list_runs(limit: int = 50) -> list[Run]:

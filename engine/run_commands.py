@@ -10,7 +10,7 @@ from rich.live import Live
 from rich.table import Table
 
 from db import runs_repo
-from engine.runs import LLMOptions, RunExecutor, RunRequest, create_run, events_dir
+from engine.runs import LLMOptions, RunExecutor, RunRequest, create_run, events_dir, reap_silent_runs
 from engine.scale import choose_ray
 from engine.search import STRATEGY_NAMES
 from engine.settings import get_settings
@@ -81,7 +81,9 @@ def run_command(problem: str = typer.Option(..., "--problem", help="problem slug
 
 
 @runs_app.command("list")
-def list_command(limit: int = typer.Option(30)) -> None:
+def list_command(limit: int = typer.Option(30, help="how many of the newest runs")) -> None:
+    """The newest runs with their status (a run whose process is gone is ended as failed first)."""
+    reap_silent_runs()
     table = Table("id", "problem", "proposer", "strategy", "status", "steps", "created")
     for run in runs_repo.list_runs(limit):
         table.add_row(str(run.id), run.problem_slug, run.proposer, run.strategy, run.status,
@@ -91,6 +93,8 @@ def list_command(limit: int = typer.Option(30)) -> None:
 
 @runs_app.command("show")
 def show_command(run_id: int) -> None:
+    """One run: its status (a run whose process is gone is said to be), its error and its rounds."""
+    reap_silent_runs()
     run = runs_repo.get_run(run_id)
     if run is None:
         console.print(f"[red]no run {run_id}[/red]")

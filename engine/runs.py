@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from db import runs_repo
@@ -26,6 +29,8 @@ from engine.search import Node, SearchOptions, SearchTree, make_strategy
 from engine.settings import get_settings
 
 log = logging.getLogger("refinery.run")
+HEARTBEAT_S = 5.0  # how often a run process says it is alive
+SILENT_AFTER_S = 45.0  # no heartbeat for this long: the process is gone (a step never blocks the heartbeat)
 ENDPOINT_FAILURE_STEPS = 3  # steps in a row with every proposal failing at the endpoint: the run fails
 PERMANENT_ENDPOINT_FAILURES = frozenset({"http-401", "http-403", "http-404"})  # a key or model that will not work
 DEVICES = ("auto", "gpu", "cpu")
@@ -112,6 +117,63 @@ def start_run(request: RunRequest) -> int:
     return run_id
 
 
+class Heartbeat:
+    """A thread of the run process that stamps the run row every HEARTBEAT_S while the run executes, so
+    that a process killed, crashed or cut off is told apart from a slow step by anyone reading the row,
+    on any machine sharing the database."""
+
+    def __init__(self, run_id: int, every_s: float = HEARTBEAT_S) -> None:
+        self.run_id, self.every_s = run_id, every_s
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"run-{run_id}-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        runs_repo.update_run(self.run_id, heartbeat_at=utcnow(), host=socket.gethostname())
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopped.set()
+        self.thread.join(timeout=self.every_s + 5)
+
+    def _beat(self) -> None:
+        while not self.stopped.wait(self.every_s):
+            try:
+                runs_repo.update_run(self.run_id, heartbeat_at=utcnow())
+            except Exception as exc:  # noqa: BLE001 - a busy database must not end the run; the next beat retries
+                log.warning("run %s: heartbeat not stored: %s", self.run_id, exc)
+
+
+def reap_silent_runs(now: datetime | None = None, silent_after_s: float = SILENT_AFTER_S) -> list[int]:
+    """End every run that says it is live but whose process stopped giving signs of life, as failed with
+    the reason and how to continue; the ids ended. Called wherever runs are shown, so no page or command
+    shows a dead run as running."""
+    ended = []
+    for run in _silent_runs(now, silent_after_s):
+        message = (f"the run process is gone ({_last_sign(run)}): continue it with `refinery runs resume {run.id}` "
+                   "or Resume on the Runs page; nothing stored is lost")
+        if _end(run.id, "failed", message):
+            ended.append(run.id)
+    return ended
+
+
+def _silent_runs(now: datetime | None, silent_after_s: float) -> list[Run]:
+    now = now or utcnow()
+    return runs_repo.silent_runs(now - timedelta(seconds=silent_after_s), now - timedelta(seconds=4 * silent_after_s))
+
+
+def _last_sign(run: Run) -> str:
+    last = run.heartbeat_at or run.started_at
+    return f"its last sign of life was at {last:%Y-%m-%d %H:%M:%S} UTC" if last else "it never started"
+
+
+def _end(run_id: int, status: str, message: str) -> bool:
+    event = runs_repo.end_run(run_id, status, message)
+    if event is not None:
+        event_files.publish(events_dir(run_id), event)
+    return event is not None
+
+
 def hint_refusal(run_id: int) -> str | None:
     """Why a hint would not reach this run's proposer, or None when it would (an LLM reads it in its prompt).
     Refused before it is queued: a hint accepted and then ignored misleads the person steering."""
@@ -139,6 +201,11 @@ def paste_refusal(run_id: int, source: str) -> str | None:
 def send_control(run_id: int, action: str, payload: dict | None = None) -> None:
     if action not in ACTIONS:
         raise ValueError(f"unknown control {action!r}; one of {', '.join(ACTIONS)}")
+    if action == "stop":
+        silent = next((r for r in _silent_runs(None, SILENT_AFTER_S) if r.id == run_id), None)
+        if silent is not None:  # no process to obey it: the run is ended now, with the reason
+            _end(run_id, "stopped", f"stopped by a user; its process was already gone ({_last_sign(silent)})")
+            return
     if action == "hint" and not (payload or {}).get("text", "").strip():
         raise ValueError("a hint needs some text")
     if action == "hint" and (reason := hint_refusal(run_id)):
@@ -351,24 +418,31 @@ class RunExecutor:
                                            f"{'resumed at' if resumed else 'starting'} step {self.steps_done} of "
                                            f"{self.request.rounds} on {self.pipeline.device_name}")])
         try:
-            while True:
-                self._read_controls()
-                self._wait_while_paused()
-                if self.steering.stop:
-                    return self._finish("stopped", "stopped by a user")
-                if self.steps_done >= self.request.rounds and not self.steering.inserts:
-                    return self._finish("finished", f"finished {self.steps_done} steps")
-                if not self.step():
-                    return self._finish("finished", f"finished after {self.steps_done} steps: the "
-                                                    f"{self.request.proposer} proposer has nothing left that this "
-                                                    "run has not tried")
-                if (cause := self._endpoint_gave_up()) is not None:
-                    return self._finish("failed", cause)
-        except Exception as exc:
-            self._finish("failed", f"{type(exc).__name__}: {exc}")
+            with Heartbeat(self.run_id):
+                return self._loop()
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                self._finish("stopped", "interrupted in its terminal (Ctrl-C); resume it to continue")
+            else:
+                self._finish("failed", f"{type(exc).__name__}: {exc}")
             raise
         finally:
             self.pipeline.close()
+
+    def _loop(self) -> str:
+        while True:
+            self._read_controls()
+            self._wait_while_paused()
+            if self.steering.stop:
+                return self._finish("stopped", "stopped by a user")
+            if self.steps_done >= self.request.rounds and not self.steering.inserts:
+                return self._finish("finished", f"finished {self.steps_done} steps")
+            if not self.step():
+                return self._finish("finished", f"finished after {self.steps_done} steps: the "
+                                                f"{self.request.proposer} proposer has nothing left that this "
+                                                "run has not tried")
+            if (cause := self._endpoint_gave_up()) is not None:
+                return self._finish("failed", cause)
 
     def _publish_missing(self) -> None:
         event_files.republish_missing(events_dir(self.run_id), runs_repo.events(self.run_id))

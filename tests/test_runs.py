@@ -296,3 +296,50 @@ def test_an_unreachable_endpoint_fails_the_cli_run_with_its_cause_and_exit_code(
 def test_an_unknown_device_is_refused(problem_slug):
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         create_run(RunRequest(problem_slug, device="tpu"))
+
+
+def test_a_running_run_beats_and_a_silent_one_is_ended_with_the_way_to_resume(problem_slug):
+    from datetime import timedelta
+
+    from db.models import utcnow
+    from engine.runs import Heartbeat, reap_silent_runs
+
+    run_id = create_run(RunRequest(problem_slug, rounds=2))
+    runs_repo.update_run(run_id, status="running", started_at=utcnow())
+    with Heartbeat(run_id, every_s=0.05):
+        first = runs_repo.get_run(run_id).heartbeat_at
+        import time
+
+        time.sleep(0.3)
+        assert runs_repo.get_run(run_id).heartbeat_at > first
+        assert reap_silent_runs(silent_after_s=5) == []  # alive: left alone
+    later = utcnow() + timedelta(seconds=60)  # a minute without a beat: the process is gone
+    assert reap_silent_runs(now=later, silent_after_s=45) == [run_id]
+    stored = runs_repo.get_run(run_id)
+    assert stored.status == "failed" and f"refinery runs resume {run_id}" in stored.error
+    assert runs_repo.events(run_id)[-1].kind == "failed"
+    assert reap_silent_runs(now=later, silent_after_s=45) == []  # once
+
+
+def test_stop_on_a_run_whose_process_is_gone_ends_it_at_once(problem_slug):
+    from datetime import timedelta
+
+    from db.models import utcnow
+
+    run_id = create_run(RunRequest(problem_slug, rounds=2))
+    runs_repo.update_run(run_id, status="running", started_at=utcnow() - timedelta(minutes=5),
+                         heartbeat_at=utcnow() - timedelta(minutes=5))
+    send_control(run_id, "stop")
+    stored = runs_repo.get_run(run_id)
+    assert stored.status == "stopped" and "already gone" in runs_repo.events(run_id)[-1].message
+
+
+def test_ctrl_c_in_the_terminal_stops_the_run_instead_of_leaving_it_running(problem_slug):
+    class Interrupted(ScriptedPipeline):
+        def evaluate(self, proposals):
+            raise KeyboardInterrupt
+
+    run_id = create_run(RunRequest(problem_slug, rounds=3))
+    with pytest.raises(KeyboardInterrupt):
+        execute_run(run_id, pipeline_factory=Interrupted)
+    assert runs_repo.get_run(run_id).status == "stopped"

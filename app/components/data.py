@@ -8,6 +8,9 @@ get a short time-to-live instead.
 
 from __future__ import annotations
 
+import contextlib
+import time
+
 import streamlit as st
 
 from app.components.events import EventWatcher
@@ -35,8 +38,31 @@ def problem(slug: str) -> Problem | None:
         return None
 
 
-@st.cache_data(ttl=5, max_entries=64, show_spinner="Loading runs…")
+REAP_EVERY_S = 10.0
+_reaped_at = [0.0]
+
+
+def reap_silent_runs() -> None:
+    """End runs whose process is gone (engine.runs.reap_silent_runs) before showing runs, at most every
+    REAP_EVERY_S: a dead run is shown as failed with the way to resume it, never as running."""
+    now = time.monotonic()
+    if now - _reaped_at[0] < REAP_EVERY_S:
+        return
+    _reaped_at[0] = now
+    # browsing stored runs works without the engine; the engine ends dead runs when it is back
+    with contextlib.suppress(ImportError):
+        from engine.runs import reap_silent_runs as reap
+
+        reap()
+
+
 def runs_page(flt: queries.RunFilter, page: int, page_size: int) -> queries.Page[queries.RunSummary]:
+    reap_silent_runs()
+    return _runs_page(flt, page, page_size)
+
+
+@st.cache_data(ttl=5, max_entries=64, show_spinner="Loading runs…")
+def _runs_page(flt: queries.RunFilter, page: int, page_size: int) -> queries.Page[queries.RunSummary]:
     return queries.list_runs(flt, page, page_size)
 
 
@@ -50,13 +76,19 @@ def best_per_problem(recorded: bool | None = None) -> list[queries.BestResult]:
     return queries.best_per_problem(recorded=recorded)
 
 
-@st.cache_data(ttl=5, show_spinner=False)
 def recent_runs(limit: int = 200) -> list[queries.RunSummary]:
+    reap_silent_runs()
+    return _recent_runs(limit)
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _recent_runs(limit: int = 200) -> list[queries.RunSummary]:
     return queries.recent_runs(limit)
 
 
 def run_progress(run_id: int) -> queries.RunProgress | None:
     """Uncached on purpose: this is the fingerprint the cached reads below are keyed on."""
+    reap_silent_runs()
     return queries.run_progress(run_id)
 
 

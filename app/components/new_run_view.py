@@ -160,7 +160,7 @@ def start(values: RunForm) -> int | None:
         show_error("start the run", exc)
         return None
     st.session_state["nr_last_run"] = run_id
-    data.recent_runs.clear()
+    data._recent_runs.clear()
     return run_id
 
 
