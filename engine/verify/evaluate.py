@@ -25,7 +25,7 @@ from engine.sandbox import boundary
 from engine.verify.entry_point import missing_entry
 from engine.verify.host import notes_for
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool, gpu_driver_present
-from engine.verify.prepare import SeedPlan, TimingOptions, make_job
+from engine.verify.prepare import SeedPlan, TimingOptions, cpu_notes, make_job
 from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
 from engine.verify.static_rules import check_static
 
@@ -225,6 +225,7 @@ class Verifier:
         finally:
             shutil.rmtree(Path(job.scratch_dir), ignore_errors=True)
         result = self.finish(outcome, build, static)
+        result.notes = list(result.notes) + cpu_notes(problem, job.device)
         return self.recheck(problem, build, source, static, result)
 
     def _run_when_built(self, problem: Problem, source: str, static: list[IntegrityFinding],

@@ -23,6 +23,35 @@ from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
 from engine.verify.wire.randomness import draws_random_numbers
 
 CPU_TIMING_MAX_BYTES = 64 * 2**20  # on a CPU, time the largest configuration up to this many bytes
+CPU_TIMING_MAX_FLOPS = 5e8  # … and this much work (a naive C loop runs ~1 GFLOP/s: a call of under a second)
+CPU_CHECK_MAX_FLOPS = 4e9  # on a CPU, configurations with more work than this are not run at all
+
+
+def cpu_sized(problem: Problem) -> tuple[list[Config], list[Config]]:
+    """(the configurations a CPU runs, those it leaves out): on a CPU a configuration sized for a GPU
+    (a 1536³ GEMM is 7 GFLOP, minutes for a naive loop) would only time out. The smallest configuration
+    and at least one hidden one always stay, so correctness is still checked at a size not shown."""
+    def work(config: Config) -> float:
+        return problem.flops(config) or 0.0
+
+    kept = [c for c in problem.configs if work(c) <= CPU_CHECK_MAX_FLOPS]
+    hidden = [c for c in problem.configs if c.hidden]
+    if hidden and not any(c.hidden for c in kept):
+        kept.append(min(hidden, key=work))
+    smallest = min(problem.configs, key=work)
+    if smallest not in kept:
+        kept.append(smallest)
+    kept = [c for c in problem.configs if c in kept]
+    return kept, [c for c in problem.configs if c not in kept]
+
+
+def cpu_notes(problem: Problem, device: str) -> list[str]:
+    """What a CPU verdict did not check, in words, for its notes."""
+    if device != "cpu":
+        return []
+    _, skipped = cpu_sized(problem)
+    return [f"not run on the CPU: configuration {c.name!r} ({(problem.flops(c) or 0) / 1e9:.1f} GFLOP, over the "
+            f"CPU budget of {CPU_CHECK_MAX_FLOPS / 1e9:g} GFLOP; a GPU checks it)" for c in skipped]
 
 
 @dataclass(frozen=True)
@@ -71,10 +100,13 @@ def timed_config(problem: Problem, device: str, name: str | None = None) -> Conf
         return problem.config(name)
     if any(c.name == WRITTEN_CONFIG for c in problem.configs):
         return problem.config(WRITTEN_CONFIG)
-    if device == "cuda" or problem.bytes_expr is None:
+    if device == "cuda" or (problem.bytes_expr is None and problem.flops_expr is None):
         return problem.largest_config
-    affordable = [c for c in problem.configs if (problem.min_bytes(c) or 0) <= CPU_TIMING_MAX_BYTES]
-    return max(affordable, key=lambda c: problem.min_bytes(c) or 0) if affordable else problem.configs[0]
+    kept, _ = cpu_sized(problem)
+    affordable = [c for c in kept if (problem.min_bytes(c) or 0) <= CPU_TIMING_MAX_BYTES
+                  and (problem.flops(c) or 0) <= CPU_TIMING_MAX_FLOPS]
+    return (max(affordable, key=lambda c: (problem.flops(c) or 0, problem.min_bytes(c) or 0)) if affordable
+            else min(kept, key=lambda c: problem.flops(c) or 0))
 
 
 def triton_kernel_names(source: str) -> list[str]:
@@ -107,8 +139,9 @@ def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, 
              mode: str = "evaluate", seeds: SeedPlan | None = None) -> Job:
     """The job for one candidate; `timing=None` skips timing; `seeds` shares a batch's seeds."""
     seeds = seeds or SeedPlan.fresh(problem, trials)
+    run_configs = problem.configs if device == "cuda" else cpu_sized(problem)[0]
     configs = [ConfigSpec(c.name, c.hidden, dict(c.params), list(seeds.configs[c.name]),
-                          _c_args(problem, c) if problem.kind == "c" else []) for c in problem.configs]
+                          _c_args(problem, c) if problem.kind == "c" else []) for c in run_configs]
     timing_spec = None
     if timing is not None:
         chosen = timed_config(problem, device, timing_config)
