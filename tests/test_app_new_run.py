@@ -113,3 +113,14 @@ def test_a_cpu_run_asks_for_no_profile(engine_calls) -> None:
     assert at.checkbox(key="nr_profile").disabled
     at.button(key="nr_start").click().run()
     assert engine_calls[-1].profile is False
+
+
+def test_a_cpu_library_run_of_a_problem_with_no_cpu_code_is_warned_about_before_it_starts(engine_calls) -> None:
+    at = app_at(PAGE)
+    at.selectbox(key="nr_problem").set_value("relu")
+    at.selectbox(key="nr_device").set_value("cpu").run()
+    (warning,) = [w.value for w in at.warning if "ships no CPU implementation" in w.value]
+    assert "needs_gpu" in warning and "gemm" in warning
+    at.selectbox(key="nr_problem").set_value("gemm").run()
+    assert not any("ships no CPU implementation" in w.value for w in at.warning)
+    assert "runs on the CPU" in at.selectbox(key="nr_problem").format_func("gemm")

@@ -65,9 +65,26 @@ def build_request(form: RunForm, runs_module):
                                   llm=llm, device=form.device, profile=form.profile and form.device != "cpu")
 
 
+def runs_on_cpu(problem: Problem) -> bool:
+    """Whether the problem ships CPU implementations, so a CPU-only library run gets rounds that run."""
+    return any(i.device == "cpu" for i in problem.implementations)
+
+
 def _problem_label(problems: dict[str, Problem], slug: str) -> str:
     p = problems.get(slug)
-    return f"{slug} — {p.title} ({p.kind})" if p else slug
+    return f"{slug} — {p.title} ({p.kind}{', runs on the CPU' if runs_on_cpu(p) else ''})" if p else slug
+
+
+def cpu_warning(problems: dict[str, Problem], slug: str | None, proposer: str, device: str, gpu: bool) -> str | None:
+    """What a CPU run of this problem would give, said before it starts, where its rounds would never run."""
+    problem = problems.get(slug or "")
+    on_cpu = device == "cpu" or (device == "auto" and not gpu)
+    if problem is None or not on_cpu or proposer != "library" or runs_on_cpu(problem):
+        return None
+    usable = sorted(s for s, p in problems.items() if runs_on_cpu(p))
+    return (f"{slug} ships no CPU implementation: on the CPU the library's candidates are compiled and analysed "
+            "but never run (every round `needs_gpu`). Problems whose rounds run on the CPU: "
+            + (", ".join(usable) if usable else "none in this library") + ".")
 
 
 def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
@@ -120,6 +137,8 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
         if not gpu and device != "cpu":
             st.caption("No GPU here: CUDA candidates are compiled and analysed, not run; CPU candidates of C "
                        "problems run.")
+        if warning := cpu_warning(problems, slug, proposer or "library", device, gpu):
+            st.warning(warning, icon=":material/memory:")
         profile = st.checkbox("Profile correct candidates (ncu and energy)", value=settings.ncu_in_runs,
                               key="nr_profile", disabled=device == "cpu",
                               help="On a GPU, each correct candidate gets Nsight Compute metrics (about 7 s) and "
