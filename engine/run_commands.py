@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
+from rich.spinner import Spinner
 from rich.table import Table
 
 from db import runs_repo
@@ -35,15 +37,44 @@ def _round_table(rows) -> Table:
     return table
 
 
-def _execute_live(run_id: int) -> str:
-    with Live(console=console, refresh_per_second=4) as live:
-        def show(step, items):
-            live.update(_round_table(runs_repo.tree_rows(run_id)))
+class _Progress:
+    """The live view under the rounds table: what the run is doing now and for how long (rich renders it
+    several times a second, so a long step shows its time ticking rather than a frozen header)."""
 
-        executor = RunExecutor(run_id, on_step=show)
-        console.print(f"run {run_id}: {executor.problem.slug} with {executor.request.proposer}/"
-                      f"{executor.request.strategy} on {executor.pipeline.device_name}; events in {events_dir(run_id)}")
-        status = executor.execute()
+    def __init__(self) -> None:
+        self.text, self.since = "starting", time.monotonic()
+        self.spinner = Spinner("dots")
+
+    def set(self, text: str) -> None:
+        self.text, self.since = text, time.monotonic()
+
+    def __rich__(self):
+        self.spinner.text = f"{self.text} ({time.monotonic() - self.since:.0f} s)"
+        return self.spinner
+
+
+def _execute_live(run_id: int) -> str:
+    progress = _Progress()
+    table: list = [Table()]
+
+    def view() -> Group:
+        return Group(table[0], progress)
+
+    with Live(view(), console=console, refresh_per_second=4) as live:
+        def show(step, items):
+            table[0] = _round_table(runs_repo.tree_rows(run_id))
+            live.update(view())
+
+        executor = RunExecutor(run_id, on_step=show, on_phase=progress.set)
+        table[0] = _round_table(runs_repo.tree_rows(run_id))
+        live.console.print(f"run {run_id}: {executor.problem.slug} with {executor.request.proposer}/"
+                           f"{executor.request.strategy} on {executor.pipeline.device_name}; events in "
+                           f"{events_dir(run_id)}")
+        try:
+            status = executor.execute()
+        finally:
+            live.update(table[0])  # the spinner goes; the final table stays
+    console.print()
     rows = runs_repo.tree_rows(run_id)
     best = max((r.evaluation.speedup or 0 for r in rows if r.evaluation and r.evaluation.verdict == "correct"),
                default=None)

@@ -240,8 +240,10 @@ class RunExecutor:
     """Steps one run. `pipeline_factory(problem, gpu)` gives the object that evaluates proposals."""
 
     def __init__(self, run_id: int, pipeline_factory: Callable | None = None,
-                 on_step: Callable[[int, list], None] | None = None) -> None:
+                 on_step: Callable[[int, list], None] | None = None,
+                 on_phase: Callable[[str], None] | None = None) -> None:
         self.run_id = run_id
+        self.on_phase = on_phase  # told what the run is doing inside a step (the CLI shows it live)
         self.run = runs_repo.get_run(run_id)
         if self.run is None:
             raise KeyError(f"no run {run_id}")
@@ -370,12 +372,15 @@ class RunExecutor:
     def step(self) -> list:
         """Propose, evaluate and store one step; an empty list when the proposer had nothing new."""
         step = self.tree.last_step() + 1
+        self._phase(f"step {step}: asking the {self.request.proposer} proposer")
         planned = self._proposals(step)
         if not planned:
             log.info("run %s: step %s: the proposer has nothing new", self.run_id, step)
             return []
-        log.info("run %s: step %s: evaluating %s proposal(s) from parent(s) %s", self.run_id, step, len(planned),
-                 ", ".join(str(parent) if parent else "none" for parent, _ in planned))
+        parents = ", ".join(f"#{parent}" if parent else "scratch" for parent, _ in planned)
+        log.info("run %s: step %s: evaluating %s proposal(s) from %s", self.run_id, step, len(planned), parents)
+        self._phase(f"step {step}: building and verifying {len(planned)} candidate(s) from {parents} "
+                    f"on {self.pipeline.device_name}")
         outcomes = self.pipeline.evaluate([proposal for _, proposal in planned])
         items = [self._stored(parent, proposal, outcome)
                  for (parent, proposal), outcome in zip(planned, outcomes, strict=True)]
@@ -389,6 +394,10 @@ class RunExecutor:
         if self.on_step:
             self.on_step(step, items)
         return items
+
+    def _phase(self, text: str) -> None:
+        if self.on_phase is not None:
+            self.on_phase(text)
 
     def _count_endpoint_failures(self, proposals: list[Proposal]) -> None:
         """Steps in a row whose every proposal failed at the LLM endpoint; the cause of the last one."""
@@ -454,8 +463,9 @@ class RunExecutor:
         return status
 
 
-def execute_run(run_id: int, pipeline_factory: Callable | None = None, on_step: Callable | None = None) -> str:
-    return RunExecutor(run_id, pipeline_factory, on_step).execute()
+def execute_run(run_id: int, pipeline_factory: Callable | None = None, on_step: Callable | None = None,
+                on_phase: Callable[[str], None] | None = None) -> str:
+    return RunExecutor(run_id, pipeline_factory, on_step, on_phase).execute()
 
 
 

@@ -343,3 +343,12 @@ def test_ctrl_c_in_the_terminal_stops_the_run_instead_of_leaving_it_running(prob
     with pytest.raises(KeyboardInterrupt):
         execute_run(run_id, pipeline_factory=Interrupted)
     assert runs_repo.get_run(run_id).status == "stopped"
+
+
+def test_the_run_says_what_it_is_doing_inside_a_step(problem_slug):
+    phases: list[str] = []
+    run_id = create_run(RunRequest(problem_slug, rounds=2))
+    execute_run(run_id, pipeline_factory=ScriptedPipeline, on_phase=phases.append)
+    assert phases[:2] == ["step 0: asking the library proposer",
+                          "step 0: building and verifying 1 candidate(s) from scratch on scripted"]
+    assert any(p.startswith("step 1: building and verifying 1 candidate(s) from #") for p in phases)
