@@ -78,6 +78,7 @@ class Candidate(SQLModel, table=True):
     source_hash: str = Field(index=True)
     prompt: str | None = _text()
     reply: str | None = _text()
+    reasoning: str | None = _text()  # a reasoning model's thinking, apart from the reply (never parsed as code)
     prompt_template: str | None = None  # "name@sha" of the template file
     proposal: dict = _json({})  # proposer's own notes: implementation, tunables, findings used
     tokens_in: int | None = None

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -25,6 +26,7 @@ from db.models import Candidate, Diagnostic, Evaluation, Run, utcnow
 from engine import events as event_files
 from engine.problems import get_problem
 from engine.propose import ParentView, Proposal, ProposalContext, human_proposal, make_proposer
+from engine.propose.reply_files import ReplyStreams
 from engine.search import Node, SearchOptions, SearchTree, make_strategy
 from engine.settings import get_settings
 
@@ -45,6 +47,10 @@ class LLMOptions:
     model: str
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.7
+    concurrency: int = 4  # requests in flight at once to the endpoint
+    stream: bool = True
+    max_tokens: int = 8192
+    extra_body: dict | None = None  # passed through to the endpoint as is
 
 
 @dataclass
@@ -344,13 +350,31 @@ class RunExecutor:
         else:
             parents = self.strategy.plan(self.tree)
         planned, signatures = [], set()
-        for sample, parent in enumerate(parents):
-            proposal = self.proposer.propose(self._context(parent, step, sample))
+        for parent, proposal in zip(parents, self._ask_all(parents, step), strict=True):
             if proposal.exhausted or (proposal.source and proposal.signature in signatures):
                 continue  # nothing new for this sample, or the same code as a sibling: no round to store
             signatures.add(proposal.signature)
             planned.append((parent, proposal))
         return planned
+
+    def _ask_all(self, parents: list[int | None], step: int) -> list[Proposal]:
+        """One proposal per parent, in order; concurrently where the proposer allows (an LLM endpoint's
+        `concurrency`), so best-of-N, beam and MCTS samples wait for the slowest reply, not for the sum."""
+        contexts = [self._context(parent, step, sample) for sample, parent in enumerate(parents)]
+        streams = ReplyStreams(run_folder(self.run_id) / "stream", step) if self.request.proposer == "llm" else None
+
+        def ask(context: ProposalContext) -> Proposal:
+            if streams is None:
+                return self.proposer.propose(context)
+            proposal = self.proposer.propose(context, on_delta=streams.listener(context.sample, self._phase))
+            streams.complete(context.sample, proposal.reply, proposal.reasoning)
+            return proposal
+
+        width = min(len(contexts), getattr(self.proposer, "parallel", 1))
+        if width <= 1:
+            return [ask(c) for c in contexts]
+        with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"run-{self.run_id}-ask") as pool:
+            return list(pool.map(ask, contexts))
 
     def _stored(self, parent_id: int | None, proposal: Proposal, outcome) -> runs_repo.StoredStep:
         from engine.build.cuda import content_key
@@ -365,6 +389,7 @@ class RunExecutor:
             problem_slug=self.problem.slug, parent_id=parent_id, depth=depth, origin=proposal.origin,
             strategy=proposal.strategy, language=proposal.language, source=proposal.source,
             source_hash=content_key(proposal.source), prompt=proposal.prompt, reply=proposal.reply,
+            reasoning=proposal.reasoning,
             prompt_template=proposal.prompt_template, proposal=proposal.meta, tokens_in=proposal.tokens_in,
             tokens_out=proposal.tokens_out, latency_s=proposal.latency_s)
         return runs_repo.StoredStep(candidate, outcome.evaluation_row(), outcome.diagnostic_rows())

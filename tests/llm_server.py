@@ -1,7 +1,10 @@
 """A small OpenAI-compatible chat-completions server on loopback for the LLM proposer's tests.
 
-The requested model name picks the behaviour: good, nocode, several, truncated, error500, slow,
-ratelimit-once (429 on the first call, then a good reply).
+The requested model name picks the behaviour: good, nocode, several, truncated, refusal, think (separate
+reasoning deltas), think-tags (a <think> block in the content, with a decoy code block inside it),
+error500, unauthorized, slow, slow-first (a second before the first streamed token), delay-SECONDS,
+ratelimit-once (429 on the first call, then a good reply). Replies stream when the request asks.
+A test double: its replies are fixed text, never a model's output.
 """
 
 from __future__ import annotations
@@ -54,16 +57,49 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(429, {"error": {"message": "slow down", "type": "rate_limit"}})
         if model == "slow":
             time.sleep(3)
+        if model.startswith("delay-"):  # a fixed time per request, as a loaded server takes (benchmarks)
+            time.sleep(float(model.removeprefix("delay-")))
         content, finish = {
             "nocode": ("I would use shared memory, but here is no code.", "stop"),
             "several": (GOOD_CODE + "\nor\n" + GOOD_CODE.replace("return x", "return x * 1"), "stop"),
             "truncated": (GOOD_CODE[:200], "length"),
+            "refusal": ("I can't help with writing that kernel.", "stop"),
+            "think-tags": ("<think>Thinking: elementwise and bandwidth-bound. ```python\nclass Fake: pass\n"
+                           "```</think>\nHere it is.\n" + GOOD_CODE, "stop"),
         }.get(model, ("Use one thread per element.\n" + GOOD_CODE, "stop"))
+        reasoning = "Thinking: elementwise and bandwidth-bound, so no shared memory." \
+            if model == "think" else ""
+        if request.get("stream"):
+            return self._stream(model, content, reasoning, finish, first_delay=1.0 if model == "slow-first" else 0.0)
+        message = {"role": "assistant", "content": content, **({"reasoning_content": reasoning} if reasoning else {})}
         self._send(200, {
             "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": 321, "completion_tokens": 123, "total_tokens": 444},
         })
+
+    def _stream(self, model: str, content: str, reasoning: str, finish: str, first_delay: float) -> None:
+        """Server-sent events as OpenAI-compatible servers send them: reasoning deltas, content deltas a few
+        characters at a time, the finish reason, the usage (asked with stream_options), then [DONE]."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        time.sleep(first_delay)
+
+        def event(choices: list, usage: dict | None = None) -> None:
+            body = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": int(time.time()),
+                    "model": model, "choices": choices, **({"usage": usage} if usage else {})}
+            self.wfile.write(f"data: {json.dumps(body)}\n\n".encode())
+            self.wfile.flush()
+
+        for k in range(0, len(reasoning), 16):
+            event([{"index": 0, "delta": {"reasoning_content": reasoning[k:k + 16]}, "finish_reason": None}])
+        for k in range(0, len(content), 24):
+            event([{"index": 0, "delta": {"content": content[k:k + 24]}, "finish_reason": None}])
+        event([{"index": 0, "delta": {}, "finish_reason": finish}])
+        event([], {"prompt_tokens": 321, "completion_tokens": 123, "total_tokens": 444})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
 
 class _Server(ThreadingHTTPServer):

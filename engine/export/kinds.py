@@ -190,7 +190,7 @@ def trajectory_rows(filters: ExportFilters) -> Iterator[dict]:
                 prompt = row.candidate.prompt or _turn_prompt(task, path[index - 1] if index else None)
                 reply = row.candidate.reply or row.candidate.source
                 turns.append({"step": row.candidate.step, "candidate_id": row.candidate.id, "prompt": prompt,
-                              "reply": reply, "source": row.candidate.source,
+                              "reply": reply, "reasoning": row.candidate.reasoning, "source": row.candidate.source,
                               "verdict": evaluation.verdict if evaluation else None,
                               "speedup": evaluation.speedup if evaluation else None,
                               "reward": evaluation.reward if evaluation else None,

@@ -36,7 +36,7 @@ RANKED = pa.schema([
 ])
 
 TURN = pa.struct([("step", pa.int64()), ("candidate_id", pa.int64()), ("prompt", pa.string()),
-                  ("reply", pa.string()), ("source", pa.string()), ("verdict", pa.string()),
+                  ("reply", pa.string()), ("reasoning", pa.string()), ("source", pa.string()), ("verdict", pa.string()),
                   ("speedup", pa.float64()), ("reward", pa.float64()), ("feedback", pa.string())])
 TRAJECTORIES = pa.schema([
     ("run_id", pa.int64()), ("problem", pa.string()), ("target", pa.string()), ("proposer", pa.string()),
@@ -67,7 +67,9 @@ COLUMN_DOCS = {
     "p_value": "the test's two-sided p-value", "alpha": "the level the test was run at",
     "speedup": "baseline time / candidate time on `device`", "candidate_us": "median time of one call, µs",
     "strength": "Bradley–Terry log-strength within (problem, target)", "rank": "1 = strongest within (problem, target)",
-    "anchored_rewards": "per-turn rewards anchored on the first turn", "messages": "the conversation, turn by turn",
+    "anchored_rewards": "per-turn rewards anchored on the first turn",
+    "turns": "each turn's prompt, reply, the model's reasoning (apart from the reply, never parsed as code), code, "
+             "verdict, speedup, reward and the feedback sent onwards", "messages": "the conversation, turn by turn",
 }
 
 

@@ -57,6 +57,7 @@ class Proposal:
     tokens_out: int | None = None
     latency_s: float | None = None
     error: str | None = None  # set when no candidate could be made (no code, endpoint down)
+    reasoning: str | None = None  # a reasoning model's thinking, kept apart from the reply (never parsed as code)
 
     @property
     def exhausted(self) -> bool:

@@ -1,0 +1,110 @@
+"""The LLM loop as people run it, against the loopback endpoint (a test double with fixed replies):
+streamed replies heard as they form, reasoning kept apart from the answer and never parsed as code,
+first-token and total latency, refusals, parallel samples and rate limits said as such."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from db import runs_repo
+from engine.propose.llm import LLMConfig, LLMProposer
+from engine.propose.reply_files import latest_replies
+from engine.runs import LLMOptions, RunRequest, create_run, execute_run, run_folder
+from tests.llm_server import start_server
+from tests.test_propose_llm import context, problem  # noqa: F401 - the fixture
+from tests.test_runs import ScriptedPipeline, problem_slug  # noqa: F401 - the fixture
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv, url = start_server()
+    yield srv, url
+    srv.shutdown()
+
+
+def _proposer(url: str, model: str, **options) -> LLMProposer:
+    return LLMProposer(LLMConfig(base_url=url, model=model, api_key_env="REFINERY_TEST_NO_SUCH_KEY", timeout_s=10,
+                                 max_retries=0, **options))
+
+
+def test_a_streamed_reply_is_heard_forming_and_ends_as_the_same_candidate(server, problem):  # noqa: F811
+    srv, url = server
+    heard: list[tuple[str, str]] = []
+    proposal = _proposer(url, "good").propose(context(problem), on_delta=lambda kind, text: heard.append((kind, text)))
+    assert srv.requests[-1]["stream"] is True
+    answers = [text for kind, text in heard if kind == "answer"]
+    assert len(answers) > 5 and all(b.startswith(a) for a, b in zip(answers, answers[1:], strict=False))
+    assert answers[-1] == proposal.reply and "class ModelNew" in proposal.source
+    assert (proposal.tokens_in, proposal.tokens_out) == (321, 123)
+    assert 0 < proposal.meta["first_token_s"] <= proposal.latency_s
+
+
+def test_the_first_token_is_timed_apart_from_the_whole_reply(server, problem):  # noqa: F811
+    _, url = server
+    proposal = _proposer(url, "slow-first").propose(context(problem))
+    assert proposal.meta["first_token_s"] >= 0.9 and proposal.error is None
+
+
+@pytest.mark.parametrize("model", ["think", "think-tags"])
+def test_reasoning_is_kept_apart_and_never_parsed_as_code(server, problem, model):  # noqa: F811
+    _, url = server
+    proposal = _proposer(url, model).propose(context(problem))
+    assert proposal.error is None and "class ModelNew" in proposal.source and "class Fake" not in proposal.source
+    assert "elementwise and bandwidth-bound" in proposal.reasoning
+    assert "<think>" not in proposal.reply and "bandwidth-bound" not in proposal.reply
+
+
+def test_the_same_reply_without_streaming_gives_the_same_record(server, problem):  # noqa: F811
+    srv, url = server
+    proposal = _proposer(url, "think", stream=False).propose(context(problem))
+    assert "stream" not in srv.requests[-1] and "elementwise and bandwidth-bound" in proposal.reasoning
+    assert "class ModelNew" in proposal.source
+
+
+def test_a_refusal_is_a_proposal_error_in_words(server, problem):  # noqa: F811
+    _, url = server
+    proposal = _proposer(url, "refusal").propose(context(problem))
+    assert proposal.source == "" and proposal.error == "the reply contains no code block"
+    assert "can't help" in proposal.reply
+
+
+def test_a_rate_limit_is_said_as_such(server, problem):  # noqa: F811
+    _, url = server
+    proposal = _proposer(url, "ratelimit-once").propose(context(problem))
+    assert "HTTP 429 (rate limit)" in proposal.error and proposal.meta["endpoint_failure"] == "http-429"
+
+
+def test_best_of_four_asks_concurrently_and_stores_reasoning_and_the_streamed_files(server, problem_slug):  # noqa: F811
+    _, url = server
+    run_id = create_run(RunRequest(problem_slug, strategy="best-of-n", rounds=1, samples=4, proposer="llm",
+                                   llm=LLMOptions(url, "delay-0.5", "REFINERY_TEST_NO_SUCH_KEY", 0.0, concurrency=4)))
+    phases: list[tuple[float, str]] = []
+    execute_run(run_id, pipeline_factory=ScriptedPipeline, on_phase=lambda text: phases.append((time.perf_counter(),
+                                                                                                 text)))
+    asked = next(t for t, text in phases if "asking" in text)
+    answered = next(t for t, text in phases if "building and verifying" in text)
+    assert answered - asked < 1.5, f"4 requests of 0.5 s each took {answered - asked:.2f} s: not concurrent"
+    rows = runs_repo.tree_rows(run_id)
+    assert len(rows) == 1  # the loopback answers the same code four times: one candidate, siblings deduplicated
+    streamed = latest_replies(run_folder(run_id) / "stream")
+    assert any(key[0] == 0 and key[2] == "answer" and "ModelNew" in text for key, text in streamed.items())
+
+
+def test_reasoning_is_stored_with_the_candidate_and_exported_in_trajectories(server, problem_slug, tmp_path):  # noqa: F811
+    from engine.export import export_dataset
+
+    _, url = server
+    run_id = create_run(RunRequest(problem_slug, rounds=1, proposer="llm",
+                                   llm=LLMOptions(url, "think", "REFINERY_TEST_NO_SUCH_KEY", 0.0)))
+    execute_run(run_id, pipeline_factory=ScriptedPipeline)
+    (row,) = runs_repo.tree_rows(run_id)
+    assert "bandwidth-bound" in row.candidate.reasoning and "bandwidth-bound" not in (row.candidate.reply or "")
+    result = export_dataset("trajectories", "jsonl", tmp_path / "t")
+    import json
+
+    (trajectory,) = [json.loads(line) for line in (tmp_path / "t/data/default.jsonl").read_text().splitlines()]
+    assert "bandwidth-bound" in trajectory["turns"][0]["reasoning"]
+    assert "bandwidth-bound" not in trajectory["messages"][1]["content"]
+    assert result.counts["default"] == 1
