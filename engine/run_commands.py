@@ -94,7 +94,9 @@ def run_command(problem: str = typer.Option(..., "--problem", help="problem slug
                 model: str = typer.Option(None, help="model name (llm)"),
                 temperature: float = typer.Option(None), ray: bool = RAY_OPTION,
                 profile: bool = typer.Option(True, "--profile/--no-profile",
-                                             help="on a GPU: ncu and energy for each correct candidate")) -> None:
+                                             help="on a GPU: ncu and energy for each correct candidate"),
+                conversation: bool = typer.Option(False, "--conversation/--single-turn",
+                                                  help="llm: each round continues its path's conversation")) -> None:
     """Run a refinement in this terminal, showing each step as it is stored."""
     choose_ray(ray)
     settings = get_settings()
@@ -103,7 +105,8 @@ def run_command(problem: str = typer.Option(..., "--problem", help="problem slug
         llm = LLMOptions(base_url or settings.llm_base_url, model or settings.llm_model, settings.llm_api_key_env,
                          settings.llm_temperature if temperature is None else temperature)
     try:
-        run_id = create_run(RunRequest(problem, proposer, strategy, rounds, samples, seed, llm, device, profile))
+        run_id = create_run(RunRequest(problem, proposer, strategy, rounds, samples, seed, llm, device, profile,
+                                       conversation))
     except (KeyError, ValueError) as exc:
         console.print(f"[red]{exc.args[0]}[/red]")
         raise typer.Exit(1) from exc

@@ -64,6 +64,7 @@ class RunRequest:
     llm: LLMOptions | None = None
     device: str = "auto"  # auto | gpu | cpu
     profile: bool = True  # on a GPU: ncu and energy for every correct candidate (about 9 s each)
+    conversation: bool = False  # LLM: each round continues its path's conversation instead of a fresh prompt
 
 
 def gpu_available() -> bool:
@@ -271,6 +272,7 @@ class RunExecutor:
         self.endpoint_failures, self.endpoint_cause, self.endpoint_permanent = 0, "", False
         self.tree = SearchTree()
         self.parents: dict[int, ParentView] = {}
+        self.turns: dict[int, tuple] = {}  # candidate id → (parent id, asked, replied, source, language)
         self._load_tree()
 
     # -- state from the database -------------------------------------------------------------
@@ -284,6 +286,8 @@ class RunExecutor:
         self.tree.add(Node(candidate_id=candidate.id, parent_id=candidate.parent_id, step=candidate.step or 0,
                            reward=evaluation.reward if evaluation else None, verdict=verdict,
                            signature=candidate.proposal.get("signature", candidate.source_hash), findings=findings))
+        self.turns[candidate.id] = (candidate.parent_id, candidate.prompt, candidate.reply, candidate.source,
+                                    candidate.language)
         self.parents[candidate.id] = ParentView(
             candidate_id=candidate.id, source=candidate.source, language=candidate.language, verdict=verdict,
             message=evaluation.message if evaluation else "", log=(evaluation.log or "") if evaluation else "",
@@ -334,7 +338,19 @@ class RunExecutor:
     def _context(self, parent_id: int | None, step: int, sample: int) -> ProposalContext:
         return ProposalContext(problem=self.problem, parent=self.parents.get(parent_id) if parent_id else None,
                                step=step, sample=sample, seed=self.request.seed, gpu=self.gpu,
-                               hint=self.steering.hint, tried=frozenset(self.tree.tried()))
+                               hint=self.steering.hint, tried=frozenset(self.tree.tried()),
+                               history=self._history(parent_id) if self.request.conversation else ())
+
+    def _history(self, parent_id: int | None) -> tuple[tuple[str, str], ...]:
+        """Conversation mode: (asked, replied) of every round from the root to `parent_id`. A round that no
+        model wrote (a pasted or library candidate) enters as its code, in a fence, as if replied."""
+        turns, current = [], parent_id
+        while current is not None and current in self.turns:
+            parent, asked, replied, source, language = self.turns[current]
+            fence = {"python": "python", "c": "c"}.get(language, "cuda")
+            turns.append((asked or "", replied or f"```{fence}\n{source}```"))
+            current = parent
+        return tuple(reversed(turns))
 
     def _proposals(self, step: int) -> list[tuple[int | None, Proposal]]:
         if self.steering.inserts:

@@ -124,3 +124,13 @@ def test_a_cpu_library_run_of_a_problem_with_no_cpu_code_is_warned_about_before_
     at.selectbox(key="nr_problem").set_value("gemm").run()
     assert not any("ships no CPU implementation" in w.value for w in at.warning)
     assert "runs on the CPU" in at.selectbox(key="nr_problem").format_func("gemm")
+
+
+def test_an_llm_run_can_be_a_conversation(engine_calls) -> None:
+    at = app_at(PAGE)
+    at.selectbox(key="nr_problem").set_value("transpose")
+    at.segmented_control(key="nr_proposer").set_value("llm").run()
+    at.text_input(key="nr_model").set_value("m").run()
+    at.toggle(key="nr_conversation").set_value(True).run()
+    at.button(key="nr_start").click().run()
+    assert engine_calls[-1].conversation is True and engine_calls[-1].proposer == "llm"

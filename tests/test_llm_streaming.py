@@ -108,3 +108,35 @@ def test_reasoning_is_stored_with_the_candidate_and_exported_in_trajectories(ser
     assert "bandwidth-bound" in trajectory["turns"][0]["reasoning"]
     assert "bandwidth-bound" not in trajectory["messages"][1]["content"]
     assert result.counts["default"] == 1
+
+
+def test_conversation_mode_continues_the_paths_conversation(server, problem_slug):  # noqa: F811
+    srv, url = server
+    run_id = create_run(RunRequest(problem_slug, rounds=3, proposer="llm", conversation=True,
+                                   llm=LLMOptions(url, "good", "REFINERY_TEST_NO_SUCH_KEY", 0.0)))
+    before = len(srv.requests)
+    execute_run(run_id, pipeline_factory=ScriptedPipeline)
+    sent = [r["messages"] for r in srv.requests[before:]]
+    rows = runs_repo.tree_rows(run_id)
+    parent_of = {r.candidate.id: r.candidate.parent_id for r in rows}
+
+    def depth(candidate_id):
+        return 0 if candidate_id is None else 1 + depth(parent_of[candidate_id])
+
+    # system + task, then for each round on the path its reply and the verdict it got
+    assert [len(m) for m in sent] == [2 + 2 * depth(r.candidate.parent_id) for r in rows]
+    assert sent[1][1]["content"] == rows[0].candidate.prompt and sent[1][2]["content"] == rows[0].candidate.reply
+    assert sent[1][-1]["content"].startswith("Result of the file in your last reply: **correct**")
+    assert "1. vectorise the loads" in sent[1][-1]["content"]  # the diagnosis the last round got
+    assert rows[1].candidate.prompt == sent[1][-1]["content"]  # what is stored is what was asked
+
+
+def test_a_long_conversation_keeps_the_task_and_the_newest_rounds_within_its_budget():
+    from engine.propose.conversation import conversation
+
+    history = tuple((f"ask {k} " + "x" * 1000, f"reply {k} " + "y" * 1000) for k in range(10))
+    sent = conversation("system", history, "next", budget_chars=8000)
+    contents = [m["content"] for m in sent.messages]
+    assert contents[1].startswith("ask 0") and contents[-1] == "next"
+    assert sent.left_out == 7 and "7 earlier round(s) left out" in contents[3]
+    assert contents[-2].startswith("reply 9") and sum(map(len, contents)) <= 8000 + 100

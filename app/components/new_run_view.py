@@ -35,6 +35,7 @@ class RunForm:
     model: str = ""
     api_key_env: str = ""
     temperature: float = 0.7
+    conversation: bool = False
 
 
 def form_problems(form: RunForm) -> list[str]:
@@ -62,7 +63,8 @@ def build_request(form: RunForm, runs_module):
                                      api_key_env=form.api_key_env.strip(), temperature=float(form.temperature))
     return runs_module.RunRequest(problem_slug=form.problem_slug, proposer=form.proposer, strategy=form.strategy,
                                   rounds=int(form.rounds), samples=int(form.samples), seed=int(form.seed),
-                                  llm=llm, device=form.device, profile=form.profile and form.device != "cpu")
+                                  llm=llm, device=form.device, profile=form.profile and form.device != "cpu",
+                                  conversation=form.proposer == "llm" and form.conversation)
 
 
 def runs_on_cpu(problem: Problem) -> bool:
@@ -109,6 +111,7 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                                         format_func={"library": "Library (offline)", "llm": "LLM"}.get)
         base_url = model = key_env = ""
         temperature = settings.llm_temperature
+        conversation = False
         if proposer == "llm":
             with st.container(border=True):
                 base_url = st.text_input("Base URL", value=settings.llm_base_url, key="nr_base_url",
@@ -122,6 +125,9 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                                "inherits this environment, so its LLM calls would fail.", icon=":material/key_off:")
                 temperature = st.slider("Temperature", 0.0, 2.0, float(settings.llm_temperature), 0.05,
                                         key="nr_temperature")
+                conversation = st.toggle("Conversation: each round continues its path's conversation (its "
+                                         "earlier replies, verdicts and diagnoses), not a fresh prompt",
+                                         key="nr_conversation")
         else:
             st.caption("The library proposer searches the problem's shipped implementations and their tunable "
                        "constants, steered by each round's feedback. It needs no network.")
@@ -148,7 +154,7 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
     values = RunForm(problem_slug=slug or "", proposer=proposer or "library", strategy=strategy,
                      rounds=int(rounds), samples=1 if strategy == "iterative" else int(samples), seed=int(seed),
                      device=device, profile=bool(profile), base_url=base_url, model=model, api_key_env=key_env,
-                     temperature=float(temperature))
+                     temperature=float(temperature), conversation=bool(conversation))
     return values, start
 
 

@@ -40,6 +40,7 @@ class ProposalContext:
     gpu: bool  # whether candidates will execute (else compile and analyse only)
     hint: str | None = None
     tried: frozenset[tuple[int | None, str]] = frozenset()
+    history: tuple[tuple[str, str], ...] = ()  # conversation mode: (asked, replied) from the root to the parent
 
 
 @dataclass

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import openai
 
 from engine.propose.base import Proposal, ProposalContext
-from engine.propose.prompts import build_prompt
+from engine.propose.conversation import conversation
+from engine.propose.prompts import build_followup, build_prompt
 from engine.propose.replies import parse_reply
 from engine.propose.stream import OnDelta, StreamedReply, read_stream, split_think
 
@@ -35,6 +36,7 @@ class LLMConfig:
     stream: bool = True  # replies stream (the live view and the CLI show them forming); off for servers without it
     concurrency: int = 4  # requests in flight at once to this endpoint (best-of-N, beam and MCTS samples)
     extra_body: dict | None = None  # passed through as is (vLLM/SGLang sampling options, reasoning switches)
+    context_chars: int = 60_000  # conversation mode: the budget the sent conversation is kept within
 
 
 class LLMProposer:
@@ -53,14 +55,19 @@ class LLMProposer:
         return max(1, self.config.concurrency)
 
     def propose(self, context: ProposalContext, on_delta: OnDelta | None = None) -> Proposal:
-        prompt = build_prompt(context)
+        followup = bool(context.history) and context.parent is not None
+        prompt = build_followup(context) if followup else build_prompt(context)
+        sent = conversation(prompt.system, context.history if followup else (), prompt.user,
+                            self.config.context_chars)
         base = {"origin": "llm", "prompt": prompt.user, "prompt_template": prompt.template,
                 "meta": {"model": self.config.model, "base_url": self.config.base_url,
-                         "temperature": self.config.temperature, "hint": context.hint}}
+                         "temperature": self.config.temperature, "hint": context.hint,
+                         **({"conversation_turns": len(context.history), "turns_left_out": sent.left_out}
+                            if followup else {})}}
         language = "python" if context.problem.kind == "pytorch" else "cuda"
         started = time.perf_counter()
         try:
-            reply = self._ask(prompt, context, started, on_delta)
+            reply = self._ask(sent.messages, context, started, on_delta)
         except openai.APITimeoutError:
             base["meta"]["endpoint_failure"] = "timeout"
             return Proposal(source="", language=language, signature="endpoint-timeout", latency_s=self._since(started),
@@ -86,11 +93,12 @@ class LLMProposer:
                         reply=reply.answer, reasoning=reply.reasoning or None, latency_s=reply.total_s,
                         error=parsed.error, tokens_in=reply.tokens_in, tokens_out=reply.tokens_out, **base)
 
-    def _ask(self, prompt, context: ProposalContext, started: float, on_delta: OnDelta | None) -> StreamedReply:
+    def _ask(self, messages: list[dict], context: ProposalContext, started: float,
+             on_delta: OnDelta | None) -> StreamedReply:
         """One completion, streamed where the endpoint allows; the same record either way."""
         request = {"model": self.config.model, "temperature": self.config.temperature,
                    "max_tokens": self.config.max_tokens, "seed": context.seed + context.step * 1000 + context.sample,
-                   "messages": [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]}
+                   "messages": messages}
         if self.config.extra_body:
             request["extra_body"] = dict(self.config.extra_body)
         if self.config.stream:

@@ -66,3 +66,18 @@ def build_prompt(context: ProposalContext, target: str = "cuda") -> Prompt:
     )
     system, _ = _template("system")
     return Prompt(system=system.strip(), user=user, template=version)
+
+
+def build_followup(context: ProposalContext) -> Prompt:
+    """Conversation mode's next question: the verdict and diagnosis of the model's last file (which the
+    conversation already holds), and the engineer's hint; never the hidden configurations."""
+    parent = context.parent
+    text, version = _template("followup")
+    log = parent.log[-MAX_LOG_CHARS:] if parent.verdict not in ("correct", "needs_gpu") else ""
+    user = text.format(
+        verdict=parent.verdict, speedup=f", {parent.speedup:.2f}× the baseline" if parent.speedup else "",
+        message=parent.message, log=f"\n```\n{log}\n```\n" if log else "",
+        feedback=(f"\nDiagnosis, most important first:\n{parent.feedback}\n" if parent.feedback else ""),
+        hint=f"\nGuidance from the engineer steering this run: {context.hint}\n" if context.hint else "")
+    system, _ = _template("system")
+    return Prompt(system=system.strip(), user=user, template=version)
