@@ -45,6 +45,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        """GET /v1/models, as OpenAI-compatible servers list what they serve."""
+        if not self.path.rstrip("/").endswith("/models"):
+            return self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+        self._send(200, {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "loopback"}
+                                                    for name in ("good", "think", "delay-0.5")]})
+
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(request)

@@ -134,3 +134,19 @@ def test_an_llm_run_can_be_a_conversation(engine_calls) -> None:
     at.toggle(key="nr_conversation").set_value(True).run()
     at.button(key="nr_start").click().run()
     assert engine_calls[-1].conversation is True and engine_calls[-1].proposer == "llm"
+
+
+def test_the_endpoint_can_be_tested_before_a_run_starts(engine_calls) -> None:
+    from tests.llm_server import start_server
+
+    server, url = start_server()
+    try:
+        at = app_at(PAGE)
+        at.segmented_control(key="nr_proposer").set_value("llm").run()
+        at.text_input(key="nr_base_url").set_value(url).run()
+        at.text_input(key="nr_model").set_value("good").run()
+        at.button(key="nr_test_endpoint").click().run()
+    finally:
+        server.shutdown()
+    assert any("serves 3 model(s)" in s.value for s in at.success)
+    assert any("`think`" in c.value for c in at.caption)

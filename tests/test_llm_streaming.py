@@ -140,3 +140,15 @@ def test_a_long_conversation_keeps_the_task_and_the_newest_rounds_within_its_bud
     assert contents[1].startswith("ask 0") and contents[-1] == "next"
     assert sent.left_out == 7 and "7 earlier round(s) left out" in contents[3]
     assert contents[-2].startswith("reply 9") and sum(map(len, contents)) <= 8000 + 100
+
+
+def test_the_endpoint_check_lists_models_and_says_what_is_wrong(server):
+    from engine.propose.endpoint import check_endpoint
+
+    _, url = server
+    found = check_endpoint(url, "REFINERY_TEST_NO_SUCH_KEY", model="good")
+    assert found.ok and "good" in found.models and "serves 3 model(s)" in found.message
+    missing = check_endpoint(url, "REFINERY_TEST_NO_SUCH_KEY", model="gpt-9")
+    assert not missing.ok and "does not serve 'gpt-9'" in missing.message
+    down = check_endpoint("http://127.0.0.1:9/v1", timeout_s=2)
+    assert not down.ok and "cannot reach http://127.0.0.1:9/v1" in down.message

@@ -125,6 +125,8 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                                "inherits this environment, so its LLM calls would fail.", icon=":material/key_off:")
                 temperature = st.slider("Temperature", 0.0, 2.0, float(settings.llm_temperature), 0.05,
                                         key="nr_temperature")
+                if st.button("Test connection", icon=":material/network_check:", key="nr_test_endpoint"):
+                    endpoint_check(base_url, key_env, model)
                 conversation = st.toggle("Conversation: each round continues its path's conversation (its "
                                          "earlier replies, verdicts and diagnoses), not a fresh prompt",
                                          key="nr_conversation")
@@ -156,6 +158,20 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                      device=device, profile=bool(profile), base_url=base_url, model=model, api_key_env=key_env,
                      temperature=float(temperature), conversation=bool(conversation))
     return values, start
+
+
+def endpoint_check(base_url: str, key_env: str, model: str) -> None:
+    """Ask the endpoint for its models before a run spends its budget on it; the answer in words."""
+    from engine.propose.endpoint import check_endpoint
+
+    with st.spinner("Asking the endpoint…"):
+        found = check_endpoint(base_url.strip(), key_env.strip() or "OPENAI_API_KEY", model.strip() or None)
+    if found.ok:
+        st.success(found.message, icon=":material/check:")
+    else:
+        st.error(found.message, icon=":material/cloud_off:")
+    if found.models:
+        st.caption("Served: " + ", ".join(f"`{m}`" for m in found.models[:30]))
 
 
 def sandbox_notice() -> None:
