@@ -16,6 +16,7 @@ from engine.runs import LLMOptions, RunExecutor, RunRequest, create_run, events_
 from engine.scale import choose_ray
 from engine.search import STRATEGY_NAMES
 from engine.settings import get_settings
+from engine.usage import run_usage
 
 console = Console()
 RAY_OPTION = typer.Option(None, "--ray/--no-ray", help="verify through Ray workers (default: when RAY_ADDRESS is set)")
@@ -79,6 +80,9 @@ def _execute_live(run_id: int) -> str:
     best = max((r.evaluation.speedup or 0 for r in rows if r.evaluation and r.evaluation.verdict == "correct"),
                default=None)
     console.print(f"run {run_id} {status}: {len(rows)} candidates" + (f", best {best:.2f}×" if best else ""))
+    usage = run_usage(run_id)
+    if usage.calls:
+        console.print(usage.describe())
     if status == "failed":
         run = runs_repo.get_run(run_id)
         console.print(f"[red]run {run_id} failed: {run.error if run else 'no cause stored'}[/red]")
@@ -136,6 +140,8 @@ def show_command(run_id: int) -> None:
     console.print(f"run {run.id}: {run.problem_slug}, {run.proposer}/{run.strategy}, {run.status} on {run.device}")
     if run.error:
         console.print(f"[red]{run.error}[/red]")
+    if (usage := run_usage(run_id)).calls:
+        console.print(usage.describe())
     console.print(_round_table(runs_repo.tree_rows(run_id)))
 
 

@@ -39,6 +39,10 @@ class Settings(BaseSettings):
     llm_temperature: float = 0.7
     llm_timeout_s: float = 120.0
     llm_max_retries: int = 3
+    llm_prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="US dollars per million tokens (prompt, completion) by model name, for a run's cost; "
+                    "e.g. llm_prices = { \"gpt-4o-mini\" = [0.15, 0.6] } in settings.toml")
 
     # Verification
     gpu_arch: str = "sm_90"

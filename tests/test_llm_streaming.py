@@ -152,3 +152,16 @@ def test_the_endpoint_check_lists_models_and_says_what_is_wrong(server):
     assert not missing.ok and "does not serve 'gpt-9'" in missing.message
     down = check_endpoint("http://127.0.0.1:9/v1", timeout_s=2)
     assert not down.ok and "cannot reach http://127.0.0.1:9/v1" in down.message
+
+
+def test_a_runs_tokens_and_cost_are_counted_where_the_model_is_priced(server, problem_slug):  # noqa: F811
+    from engine.usage import run_usage
+
+    _, url = server
+    run_id = create_run(RunRequest(problem_slug, rounds=2, proposer="llm",
+                                   llm=LLMOptions(url, "good", "REFINERY_TEST_NO_SUCH_KEY", 0.0)))
+    execute_run(run_id, pipeline_factory=ScriptedPipeline)
+    priced = run_usage(run_id, {"good": (1.0, 2.0)})
+    assert (priced.calls, priced.tokens_in, priced.tokens_out) == (2, 642, 246)
+    assert priced.cost_usd == pytest.approx((642 * 1.0 + 246 * 2.0) / 1e6)
+    assert run_usage(run_id, {}).cost_usd is None and "no price set" in run_usage(run_id, {}).describe()
