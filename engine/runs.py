@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import string
 import subprocess
 import sys
 import threading
@@ -65,6 +66,7 @@ class RunRequest:
     device: str = "auto"  # auto | gpu | cpu
     profile: bool = True  # on a GPU: ncu and energy for every correct candidate (about 9 s each)
     conversation: bool = False  # LLM: each round continues its path's conversation instead of a fresh prompt
+    prompts: dict[str, str] = field(default_factory=dict)  # the run's own prompt templates, by name (stored)
 
 
 def gpu_available() -> bool:
@@ -96,6 +98,7 @@ def create_run(request: RunRequest) -> int:
         raise ValueError(f"unknown proposer {request.proposer!r}: use library or llm")
     if request.device not in DEVICES:
         raise ValueError(f"unknown device {request.device!r}: use {', '.join(DEVICES)}")
+    check_prompts(request.prompts)
     run = runs_repo.create_run(Run(problem_slug=request.problem_slug, proposer=request.proposer,
                                    strategy=request.strategy, rounds_budget=request.rounds, config=asdict(request)))
     folder = run_folder(run.id)
@@ -179,6 +182,25 @@ def _end(run_id: int, status: str, message: str) -> bool:
     if event is not None:
         event_files.publish(events_dir(run_id), event)
     return event is not None
+
+
+def check_prompts(prompts: dict[str, str]) -> None:
+    """A run's own templates must be ones we have and must still fill: a placeholder misspelt would
+    otherwise fail at the first round, after the run started."""
+    from engine.propose.prompts import TEMPLATE_NAMES, template_text
+
+    for name, text in prompts.items():
+        if name not in TEMPLATE_NAMES:
+            raise ValueError(f"no prompt template {name!r}; one of {', '.join(TEMPLATE_NAMES)}")
+        known = {field for _, field, _, _ in string.Formatter().parse(template_text(name)) if field}
+        try:
+            names = {field for _, field, _, _ in string.Formatter().parse(text) if field}
+        except ValueError as exc:
+            raise ValueError(f"prompt template {name!r} does not parse ({exc}); write a literal brace as {{{{ or }}}}"
+                             ) from exc
+        if unknown := names - known:
+            raise ValueError(f"prompt template {name!r} uses {', '.join(sorted(unknown))}, which it is never given "
+                             f"(it can use {', '.join(sorted(known)) or 'nothing'})")
 
 
 def hint_refusal(run_id: int) -> str | None:
@@ -339,7 +361,8 @@ class RunExecutor:
         return ProposalContext(problem=self.problem, parent=self.parents.get(parent_id) if parent_id else None,
                                step=step, sample=sample, seed=self.request.seed, gpu=self.gpu,
                                hint=self.steering.hint, tried=frozenset(self.tree.tried()),
-                               history=self._history(parent_id) if self.request.conversation else ())
+                               history=self._history(parent_id) if self.request.conversation else (),
+                               templates=self.request.prompts or None)
 
     def _history(self, parent_id: int | None) -> tuple[tuple[str, str], ...]:
         """Conversation mode: (asked, replied) of every round from the root to `parent_id`. A round that no

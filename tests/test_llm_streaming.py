@@ -165,3 +165,26 @@ def test_a_runs_tokens_and_cost_are_counted_where_the_model_is_priced(server, pr
     assert (priced.calls, priced.tokens_in, priced.tokens_out) == (2, 642, 246)
     assert priced.cost_usd == pytest.approx((642 * 1.0 + 246 * 2.0) / 1e6)
     assert run_usage(run_id, {}).cost_usd is None and "no price set" in run_usage(run_id, {}).describe()
+
+
+def test_a_runs_own_prompt_wording_is_sent_stored_and_checked_before_it_starts(server, problem_slug):  # noqa: F811
+    from engine.propose.prompts import template_text
+
+    srv, url = server
+    system = "You write CUDA for a museum of slow kernels. Reply with one code block."
+    task = template_text("refine_pytorch").replace("# Task: {title}", "# Exhibit: {title}")
+    run_id = create_run(RunRequest(problem_slug, rounds=1, proposer="llm", prompts={"system": system,
+                                                                                      "refine_pytorch": task},
+                                   llm=LLMOptions(url, "good", "REFINERY_TEST_NO_SUCH_KEY", 0.0)))
+    before = len(srv.requests)
+    execute_run(run_id, pipeline_factory=ScriptedPipeline)
+    (messages,) = [r["messages"] for r in srv.requests[before:]]
+    assert messages[0]["content"] == system and messages[1]["content"].startswith("# Exhibit: ")
+    assert runs_repo.get_run(run_id).config["prompts"]["system"] == system
+    (row,) = runs_repo.tree_rows(run_id)
+    assert row.candidate.prompt_template.startswith("refine_pytorch@") and \
+        row.candidate.prompt_template != "refine_pytorch@" + __import__("hashlib").sha256(
+            template_text("refine_pytorch").encode()).hexdigest()[:8]
+    with pytest.raises(ValueError, match="uses nonsense"):
+        create_run(RunRequest(problem_slug, proposer="llm", prompts={"parent": "{nonsense}"},
+                              llm=LLMOptions(url, "good")))

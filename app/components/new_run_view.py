@@ -7,7 +7,7 @@ LLM's key is named by the environment variable that holds it and is never stored
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import streamlit as st
 
@@ -36,6 +36,7 @@ class RunForm:
     api_key_env: str = ""
     temperature: float = 0.7
     conversation: bool = False
+    prompts: dict[str, str] = field(default_factory=dict)  # templates whose wording this run changes
 
 
 def form_problems(form: RunForm) -> list[str]:
@@ -64,7 +65,8 @@ def build_request(form: RunForm, runs_module):
     return runs_module.RunRequest(problem_slug=form.problem_slug, proposer=form.proposer, strategy=form.strategy,
                                   rounds=int(form.rounds), samples=int(form.samples), seed=int(form.seed),
                                   llm=llm, device=form.device, profile=form.profile and form.device != "cpu",
-                                  conversation=form.proposer == "llm" and form.conversation)
+                                  conversation=form.proposer == "llm" and form.conversation,
+                                  prompts=dict(form.prompts) if form.proposer == "llm" else {})
 
 
 def runs_on_cpu(problem: Problem) -> bool:
@@ -112,6 +114,7 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
         base_url = model = key_env = ""
         temperature = settings.llm_temperature
         conversation = False
+        prompts: dict[str, str] = {}
         if proposer == "llm":
             with st.container(border=True):
                 base_url = st.text_input("Base URL", value=settings.llm_base_url, key="nr_base_url",
@@ -127,6 +130,7 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                                         key="nr_temperature")
                 if st.button("Test connection", icon=":material/network_check:", key="nr_test_endpoint"):
                     endpoint_check(base_url, key_env, model)
+                prompts = prompt_editor(problems.get(slug or ""))
                 conversation = st.toggle("Conversation: each round continues its path's conversation (its "
                                          "earlier replies, verdicts and diagnoses), not a fresh prompt",
                                          key="nr_conversation")
@@ -156,8 +160,25 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
     values = RunForm(problem_slug=slug or "", proposer=proposer or "library", strategy=strategy,
                      rounds=int(rounds), samples=1 if strategy == "iterative" else int(samples), seed=int(seed),
                      device=device, profile=bool(profile), base_url=base_url, model=model, api_key_env=key_env,
-                     temperature=float(temperature), conversation=bool(conversation))
+                     temperature=float(temperature), conversation=bool(conversation), prompts=prompts)
     return values, start
+
+
+def prompt_editor(problem: Problem | None) -> dict[str, str]:
+    """The prompts this run will send, editable; only the templates changed here are stored with the run
+    (each candidate records which wording it was asked with)."""
+    from engine.propose.prompts import template_text
+
+    task = "refine_pytorch" if problem is None or problem.kind == "pytorch" else "refine_c"
+    changed = {}
+    with st.expander("Prompts (this run's wording)", icon=":material/edit_note:"):
+        st.caption("Placeholders in braces are filled per round; a literal brace is written twice.")
+        for name in ("system", task, "parent", "followup"):
+            shipped = template_text(name)
+            text = st.text_area(name, value=shipped, height=160, key=f"nr_prompt_{name}")
+            if text != shipped:
+                changed[name] = text
+    return changed
 
 
 def endpoint_check(base_url: str, key_env: str, model: str) -> None:

@@ -41,6 +41,7 @@ class ProposalContext:
     hint: str | None = None
     tried: frozenset[tuple[int | None, str]] = frozenset()
     history: tuple[tuple[str, str], ...] = ()  # conversation mode: (asked, replied) from the root to the parent
+    templates: dict[str, str] | None = None  # the run's own prompt wording by template name (None: shipped)
 
 
 @dataclass

@@ -21,8 +21,19 @@ class Prompt:
     template: str  # "refine_pytorch@1a2b3c4d"
 
 
-def _template(name: str) -> tuple[str, str]:
-    text = (TEMPLATES / f"{name}.md").read_text()
+TEMPLATE_NAMES = ("system", "refine_pytorch", "refine_c", "refine_c_cpu", "parent", "followup")
+
+
+def template_text(name: str) -> str:
+    """A shipped template as it is on disk (what a run uses unless it was given its own)."""
+    if name not in TEMPLATE_NAMES:
+        raise KeyError(f"no prompt template {name!r}; one of {', '.join(TEMPLATE_NAMES)}")
+    return (TEMPLATES / f"{name}.md").read_text()
+
+
+def _template(name: str, overrides: dict[str, str] | None = None) -> tuple[str, str]:
+    """(text, "name@hash"): a run's own wording where it has one; the hash says which wording was used."""
+    text = (overrides or {}).get(name) or template_text(name)
     return text, f"{name}@{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
@@ -35,7 +46,7 @@ def _parent_text(context: ProposalContext) -> str:
     parent = context.parent
     if parent is None:
         return ""
-    text, _ = _template("parent")
+    text, _ = _template("parent", context.templates)
     log = parent.log[-MAX_LOG_CHARS:] if parent.verdict not in ("correct", "needs_gpu") else ""
     return text.format(
         fence={"python": "python", "c": "c"}.get(parent.language, "cuda"), source=parent.source, verdict=parent.verdict,
@@ -56,7 +67,7 @@ def build_prompt(context: ProposalContext, target: str = "cuda") -> Prompt:
     name = TARGET_TEMPLATES.get(target, {}).get(problem.kind)
     if name is None:
         raise ValueError(f"no {target} task for a {problem.kind} problem")
-    text, version = _template(name)
+    text, version = _template(name, context.templates)
     allowed = f" (allowed here: {', '.join(problem.allowed_torch_ops)})" if problem.allowed_torch_ops else ""
     hint = f"\n## Guidance from the engineer steering this run\n\n{context.hint}\n" if context.hint else ""
     user = text.format(
@@ -64,7 +75,7 @@ def build_prompt(context: ProposalContext, target: str = "cuda") -> Prompt:
         configs=_configs_text(context), allowed=allowed, dtype=problem.dtype, entry=problem.entry or "",
         parent=_parent_text(context), hint=hint,
     )
-    system, _ = _template("system")
+    system, _ = _template("system", context.templates)
     return Prompt(system=system.strip(), user=user, template=version)
 
 
@@ -72,12 +83,12 @@ def build_followup(context: ProposalContext) -> Prompt:
     """Conversation mode's next question: the verdict and diagnosis of the model's last file (which the
     conversation already holds), and the engineer's hint; never the hidden configurations."""
     parent = context.parent
-    text, version = _template("followup")
+    text, version = _template("followup", context.templates)
     log = parent.log[-MAX_LOG_CHARS:] if parent.verdict not in ("correct", "needs_gpu") else ""
     user = text.format(
         verdict=parent.verdict, speedup=f", {parent.speedup:.2f}× the baseline" if parent.speedup else "",
         message=parent.message, log=f"\n```\n{log}\n```\n" if log else "",
         feedback=(f"\nDiagnosis, most important first:\n{parent.feedback}\n" if parent.feedback else ""),
         hint=f"\nGuidance from the engineer steering this run: {context.hint}\n" if context.hint else "")
-    system, _ = _template("system")
+    system, _ = _template("system", context.templates)
     return Prompt(system=system.strip(), user=user, template=version)
