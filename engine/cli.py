@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from engine import review_commands, run_commands
+from engine import review_commands, run_commands, settings_commands
 from engine.analysis import commands as analysis_commands
 from engine.export import commands as export_commands
 from engine.problems import commands as problem_commands
@@ -22,6 +22,7 @@ export_commands.register(app)
 rank_commands.register(app)
 verify_commands.register(app)
 review_commands.register(app)
+settings_commands.register(app)
 
 
 if __name__ == "__main__":

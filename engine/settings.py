@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import Field
@@ -28,53 +29,71 @@ def _default_home() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="REFINERY_", env_nested_delimiter="__", extra="ignore")
 
-    home: Path = Field(default_factory=_default_home)
-    database_url: str | None = None
+    home: Path = Field(default_factory=_default_home,
+                       description="The data folder: database, runs, caches, imported problems, exports, rankers.")
+    database_url: str | None = Field(
+        default=None, description="Another database (e.g. postgresql://user@host/db); default a SQLite file in home.")
 
     # Proposers
-    default_proposer: str = "library"
-    llm_base_url: str = "https://api.openai.com/v1"
-    llm_model: str = "gpt-4o-mini"
-    llm_api_key_env: str = "OPENAI_API_KEY"
-    llm_temperature: float = 0.7
-    llm_timeout_s: float = 120.0
-    llm_max_retries: int = 3
+    default_proposer: Literal["library", "llm"] = Field(
+        default="library", description="The proposer New run starts with: the offline library, or an LLM.")
+    llm_base_url: str = Field(default="https://api.openai.com/v1",
+                              description="Any OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, Ollama, a gateway).")
+    llm_model: str = Field(default="gpt-4o-mini", description="The model name the endpoint serves.")
+    llm_api_key_env: str = Field(
+        default="OPENAI_API_KEY",
+        description="The environment variable holding the key; the key itself is never stored or shown to workers.")
+    llm_temperature: float = Field(default=0.7, ge=0.0, le=2.0, description="Sampling temperature of LLM proposals.")
+    llm_timeout_s: float = Field(default=120.0, gt=0, description="Seconds one LLM request may take.")
+    llm_max_retries: int = Field(default=3, ge=0,
+                                 description="The client's own retries with backoff on rate limits, timeouts and 5xx.")
     llm_prices: dict[str, tuple[float, float]] = Field(
         default_factory=dict,
         description="US dollars per million tokens (prompt, completion) by model name, for a run's cost; "
                     "e.g. llm_prices = { \"gpt-4o-mini\" = [0.15, 0.6] } in settings.toml")
 
     # Verification
-    gpu_arch: str = "sm_90"
-    worker_timeout_s: float = 120.0
-    worker_memory_mb: int = 16384
-    worker_cpu_seconds: int = 600
-    worker_file_size_mb: int = 512
-    worker_processes: int = 256  # processes (and threads) one candidate's whole sandboxed job may have at once
-    runner_spares: int = 0  # warm candidate processes kept per GPU; 0: from the machine's cores
-    build_jobs: int = 0  # 0 = one per CPU core
+    gpu_arch: str = Field(default="sm_90", pattern=r"^sm_\d+a?$",
+                          description="The GPU architecture candidates are compiled and analysed for.")
+    worker_timeout_s: float = Field(default=120.0, gt=0, description="Seconds one candidate's whole job may take.")
+    worker_memory_mb: int = Field(default=16384, gt=0, description="Host memory of one candidate's whole job.")
+    worker_cpu_seconds: int = Field(default=600, gt=0, description="CPU seconds of one candidate's whole job.")
+    worker_file_size_mb: int = Field(default=512, gt=0, description="The largest file a candidate may write.")
+    worker_processes: int = Field(
+        default=256, gt=0, description="Processes (and threads) one candidate's whole sandboxed job may have at once.")
+    runner_spares: int = Field(default=0, ge=0,
+                               description="Warm candidate processes kept per GPU; 0: from the machine's cores.")
+    build_jobs: int = Field(default=0, ge=0, description="Compiles at once; 0: one per CPU core.")
     timing_cores: str = Field(
         default="auto", pattern=r"^\s*(auto|off|\d+(-\d+)?(\s*,\s*\d+(-\d+)?)*)\s*$",
         description="Cores the judge and the candidate's runner time on, kept free of everything else of ours "
                     "(this process, compiles, warming runners): 'auto' sets one aside per slot where at least 3 "
                     "cores are usable (else shared, and each result says so); 'off' pins nothing; or a list "
                     "such as '3' or '6-7'.")
-    timing_min_trials: int = 30
-    timing_min_seconds: float = 1.0
-    timing_max_trials: int = 1000
-    suspicious_speedup: float = 10.0
+    timing_min_trials: int = Field(default=30, ge=3, description="Timed calls at least, per side.")
+    timing_min_seconds: float = Field(default=1.0, ge=0, description="Seconds of timed calls at least, per side.")
+    timing_max_trials: int = Field(default=1000, ge=3, description="Timed calls at most, per side.")
+    suspicious_speedup: float = Field(
+        default=10.0, gt=1.0, description="A speedup above this is re-measured in a fresh process and flagged for a "
+                                          "person's review (no speed reward, no dataset until cleared).")
 
     # Diagnostics
-    ncu_path: str = "ncu"
-    ncu_budget_s: float = 30.0
-    ncu_in_runs: bool = True  # profile every correct candidate of a run on a GPU
-    energy_seconds: float = 1.0  # NVML loop per side (candidate, baseline) after timing; 0 turns energy off
+    ncu_path: str = Field(default="ncu", description="Nsight Compute's command (on PATH, or a full path).")
+    ncu_budget_s: float = Field(default=30.0, gt=0, description="Seconds one candidate's ncu profile may take.")
+    ncu_in_runs: bool = Field(default=True, description="Profile every correct candidate of a run on a GPU with ncu.")
+    energy_seconds: float = Field(
+        default=1.0, ge=0, description="NVML loop per side (candidate, baseline) after timing; 0 turns energy off.")
 
-    reward: RewardWeights = Field(default_factory=RewardWeights)
+    reward: RewardWeights = Field(default_factory=RewardWeights,
+                                  description="Weights of the reward's components (speed, structural, coverage, "
+                                              "ranker); the components are stored apart on every evaluation.")
 
     # Labeling
-    team_password: str | None = None
-    overlap_share: float = 0.2
+    team_password: str | None = Field(default=None,
+                                      description="A shared password labelers sign in with; none: no sign-in check.")
+    overlap_share: float = Field(
+        default=0.2, ge=0.0, le=1.0,
+        description="How often a labeler is offered a pair one other labeler voted on, to measure agreement.")
 
     @classmethod
     def settings_customise_sources(
