@@ -58,7 +58,7 @@ def test_a_good_problem_loads_with_its_configs_and_model(tmp_path):
     assert [c.name for c in problem.hidden_configs] == ["odd"]
     assert problem.flops(problem.configs[0]) == 32
     assert problem.arithmetic_intensity(problem.configs[0]) == pytest.approx(0.125)
-    validate(problem, run_forward=True)
+    validate(problem)
 
 
 def test_syntax_error_names_the_file_and_line(tmp_path):

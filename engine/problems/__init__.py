@@ -1,7 +1,8 @@
 """Problems: the built-in library, KernelBench imports and uploads, validated before use.
 
 Offers `scan_all`/`get_problem` to read problems, `import_path` to bring new ones in, `validate`
-to run a problem's own code in a child process, and the `Problem`/`Config` records.
+to run a problem's own code in the sandbox at every configuration, and the `Problem`/`Config` records
+(a configuration of an imported problem carries its `Signature`: shapes, dtypes, FLOPs and bytes).
 """
 
 from engine.problems.importer import ImportReport, import_path
@@ -14,10 +15,11 @@ from engine.problems.library import (
     scan,
     scan_all,
 )
-from engine.problems.model import CArg, Config, Expectation, Implementation, Problem
+from engine.problems.model import CArg, Config, Expectation, Implementation, Problem, Signature, ValueSpec
 from engine.problems.probe import validate
 
 __all__ = [
     "BUILTIN_DIR", "CArg", "Config", "Expectation", "ImportReport", "Implementation", "LibraryScan", "Problem",
-    "ProblemError", "get_problem", "import_path", "load_problem", "scan", "scan_all", "validate",
+    "ProblemError", "Signature", "ValueSpec", "get_problem", "import_path", "load_problem", "scan", "scan_all",
+    "validate",
 ]

@@ -9,8 +9,9 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from engine.problems.importer import import_path
+from engine.problems.importer import NO_PROBLEM, import_path
 from engine.problems.library import get_problem, scan_all
+from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S
 
 console = Console()
 problems_app = typer.Typer(help="Browse and import problems.", no_args_is_help=True)
@@ -32,36 +33,72 @@ def list_problems(kind: str = typer.Option(None, help="pytorch or c"),
         console.print(f"[red]not loaded[/red] {error}")
 
 
+def _specs(values) -> str:
+    return ", ".join(str(v) for v in values) or "-"
+
+
 @problems_app.command("show")
-def show_problem(slug: str) -> None:
-    """A problem's reference, visible configurations and analytical model."""
+def show_problem(slug: str,
+                 hidden: bool = typer.Option(False, "--hidden", help="list the hidden configurations too"),
+                 probe: bool = typer.Option(True, help="run a library reference (sandboxed) for its shapes")) -> None:
+    """A problem's reference and, per configuration: sizes, init arguments, input and output shapes and
+    dtypes, FLOPs and minimum bytes of one call."""
+    from engine.problems.signatures import signatures
+
     try:
         problem = get_problem(slug)
     except KeyError as exc:
         console.print(f"[red]{exc.args[0]}[/red]")
         raise typer.Exit(1) from exc
     console.print(f"[bold]{problem.title}[/bold] ({problem.kind}, {problem.source}) — {problem.description}")
-    table = Table("config", "params", "GFLOP", "min MB", "FLOP/B")
-    for config in problem.visible_configs:
-        flops, nbytes, ai = problem.flops(config), problem.min_bytes(config), problem.arithmetic_intensity(config)
-        table.add_row(config.name, str(config.params), f"{flops / 1e9:.3g}" if flops else "-",
-                      f"{nbytes / 1e6:.3g}" if nbytes else "-", f"{ai:.3g}" if ai else "-")
-    console.print(table)
-    console.print(f"{len(problem.hidden_configs)} hidden configuration(s) are checked but not shown.")
+    shown = problem.configs if hidden else problem.visible_configs
+    with console.status("running the reference for its shapes …"):
+        found, why = signatures(problem, probe=probe)
+    for config in shown:
+        signature = found.get(config.name)
+        flops, nbytes = problem.flops(config), problem.min_bytes(config)
+        params = ", ".join(f"{k}={v}" for k, v in config.params.items()) or "no sizes"
+        console.print(f"[bold]{config.name}[/bold]{' (hidden)' if config.hidden else ''} — {params}")
+        if signature is not None:
+            console.print(f"  init     {_specs(signature.init)}")
+            console.print(f"  inputs   {_specs(signature.inputs)}")
+            console.print(f"  outputs  {_specs(signature.outputs)}")
+        figures = [f"{flops / 1e9:.4g} GFLOP" if flops is not None else "FLOPs unknown",
+                   f"{nbytes / 1e6:.4g} MB minimum" if nbytes is not None else "bytes unknown"]
+        if flops and nbytes:
+            figures.append(f"{flops / nbytes:.3g} FLOP/B")
+        source = "analytical model" if problem.flops_expr else "counted when imported" if signature else ""
+        console.print("  " + " · ".join(figures) + (f" ({source})" if source and flops is not None else ""))
+    if why:
+        console.print(f"[yellow]shapes unknown[/yellow]: {why}")
+    if not hidden:
+        console.print(f"{len(problem.hidden_configs)} hidden configuration(s) are checked but not shown "
+                      "(--hidden lists them).")
     lexer = "python" if problem.kind == "pytorch" else "c"
     console.print(Syntax(problem.reference_source, lexer, line_numbers=True))
 
 
 @problems_app.command("import")
-def import_problems(path: Path) -> None:
-    """Import a KernelBench checkout/level folder, one KernelBench file, or a problem folder."""
+def import_problems(path: Path,
+                    timeout: float = typer.Option(PROBE_TIMEOUT_S, help="seconds each file may run, all its "
+                                                  "configurations together"),
+                    memory_mb: int = typer.Option(PROBE_MEMORY_MB, help="memory of the probing sandbox")) -> None:
+    """Import a KernelBench checkout/level folder, one KernelBench file, or a problem folder.
+
+    Each file runs forward once per configuration, sandboxed; exits 1 if any file was rejected or the
+    path holds no problem."""
     with console.status(f"importing {path} …"):
-        report = import_path(path)
+        report = import_path(path, timeout_s=timeout, memory_mb=memory_mb)
     for problem in report.imported:
-        console.print(f"[green]imported[/green] {problem.slug} ({len(problem.configs)} configurations)")
+        console.print(f"[green]imported[/green] {problem.slug} ({len(problem.configs)} configurations, "
+                      f"{len(problem.hidden_configs)} hidden)")
+    for note in report.notes:
+        console.print(f"[yellow]note[/yellow] {note}")
     for error in report.errors:
-        console.print(f"[red]rejected[/red] {error}")
-    if report.errors and not report.imported:
+        console.print(f"[red]{'nothing to import' if error.cause == NO_PROBLEM else 'rejected'}[/red] {error}")
+    if report.imported or len(report.errors) != 1 or report.errors[0].cause != NO_PROBLEM:
+        console.print(f"{len(report.imported)} imported, {len(report.errors)} rejected.")
+    if report.errors:
         raise typer.Exit(1)
 
 

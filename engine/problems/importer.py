@@ -1,31 +1,37 @@
 """Brings outside problems into REFINERY_HOME: a KernelBench checkout or level folder, one
 KernelBench file (an upload), or a folder in our own format.
 
-KernelBench files are copied unchanged; a generated problem.toml gives them configurations
-derived from their batch constant (a batch of 1, the file's own sizes, and a hidden odd batch),
-because a single shape invites shape specialisation.
+KernelBench files are copied unchanged; a generated problem.toml gives them configurations derived
+from their batch size (`engine.problems.derive`), each with the signature, FLOPs and bytes found by
+running the reference once at it, in training mode as KernelBench does, inside the sandbox
+(`engine.problems.probe_batch`). A file is imported only if it runs at its own sizes; a derived
+configuration it cannot run is replaced or dropped, and the report says which and why.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.problems.library import ProblemError, check_pytorch_reference, load_problem, module_int_constants
-from engine.problems.model import Problem
-from engine.problems.probe import validate
+from engine.problems.derive import PlannedConfig, plan_configs
+from engine.problems.library import ProblemError, check_pytorch_reference, load_problem
+from engine.problems.model import Config, Problem, Signature
+from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S, ProbeRequest, ProbeSession
+from engine.problems.sizes import BATCH_NAMES, read_sizes
 
-BATCH_NAMES = ("batch_size", "batch", "B", "N", "n", "num_samples")
 KERNELBENCH_FILE = re.compile(r"^(\d+)_(.+)\.py$")
+NO_PROBLEM = "holds no problem: no KernelBench file (named like 19_ReLU.py) and no problem.toml"
 
 
 @dataclass
 class ImportReport:
     imported: list[Problem] = field(default_factory=list)
     errors: list[ProblemError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # configurations replaced or dropped, and why
 
 
 def _slugify(text: str) -> str:
@@ -39,72 +45,159 @@ def kernelbench_slug(path: Path) -> str:
     return _slugify(f"kb-{level}-{stem}")
 
 
-def derived_configs(constants: dict[str, int | float]) -> list[dict]:
-    """Small, as written, and a hidden odd batch; only the batch constant changes."""
-    written = {"name": "as-written", "hidden": False, "params": dict(constants)}
-    batch_name = next((n for n in BATCH_NAMES if isinstance(constants.get(n), int)), None)
-    if batch_name is None or constants[batch_name] < 2:
-        return [written]
-    batch = constants[batch_name]
-    configs = [{"name": "batch-1", "hidden": False, "params": {**constants, batch_name: 1}}, written]
-    odd = batch // 2 + 1 if (batch // 2 + 1) % 2 else batch // 2 + 2
-    if odd not in (1, batch):
-        configs.append({"name": f"batch-{odd}", "hidden": True, "params": {**constants, batch_name: odd}})
-    return configs
-
-
 def _toml_value(value) -> str:
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return json.dumps(value)  # JSON's escapes are all valid in a TOML basic string
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
     return repr(value)
 
 
-def _write_kernelbench_problem(source_file: Path, dest_root: Path, slug: str, origin: str) -> Path:
-    check_pytorch_reference(source_file)
-    constants = module_int_constants(source_file)
-    folder = dest_root / "pytorch" / slug
+@dataclass
+class _File:
+    """One KernelBench file on its way in: which configuration fills each place, and what failed."""
+
+    key: str
+    path: Path
+    slug: str
+    origin: str
+    source: str
+    plan: list[PlannedConfig]
+    tried: dict[str, int] = field(default_factory=dict)  # role -> choices tried
+    chosen: dict[str, tuple[Config, Signature]] = field(default_factory=dict)
+    failed: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # role -> (config, why)
+    error: str | None = None
+
+    def next_configs(self) -> list[tuple[str, Config]]:
+        """The next choice of every unfilled place, the file's own sizes first."""
+        if self.error is not None:
+            return []
+        wanted = [(p.role, p.choices[self.tried.get(p.role, 0)]) for p in self.plan
+                  if p.role not in self.chosen and self.tried.get(p.role, 0) < len(p.choices)]
+        return sorted(wanted, key=lambda rc: rc[0] != "written")
+
+    def notes(self) -> list[str]:
+        notes = []
+        for place in self.plan:
+            for name, why in self.failed.get(place.role, []):
+                instead = self.chosen.get(place.role)
+                tail = f"; {instead[0].name!r} is used instead" if instead else "; dropped"
+                notes.append(f"{self.path}: configuration {name!r} does not run ({why}){tail}")
+        if len(self.plan) == 1:
+            notes.append(f"{self.path}: no size reads as a batch ({', '.join(BATCH_NAMES)}): "
+                         "one configuration, none hidden")
+        return notes
+
+
+def _settle(files: list[_File], session: ProbeSession) -> None:
+    """Probe every file's next choices, round after round, until each place is filled or out of choices."""
+    while True:
+        asked = {f.key: f.next_configs() for f in files}
+        requests = [ProbeRequest(f.key, f.path, f.source, tuple(c for _, c in asked[f.key]))
+                    for f in files if asked[f.key]]
+        if not requests:
+            return
+        outcomes = session.probe(requests)
+        for file in files:
+            if not asked[file.key]:
+                continue
+            outcome = outcomes[file.key]
+            if outcome.error is not None:
+                file.error = outcome.error
+                continue
+            for role, config in asked[file.key]:
+                result = outcome.config(config.name)
+                file.tried[role] = file.tried.get(role, 0) + 1
+                if result is not None and result.ok:
+                    file.chosen[role] = (config, result.signature)
+                elif role == "written":
+                    file.error = f"configuration {config.name!r}: {result.error if result else 'not run'}"
+                else:
+                    file.failed.setdefault(role, []).append((config.name, result.error if result else "not run"))
+
+
+def _write_problem(file: _File, dest_root: Path) -> Path:
+    folder = dest_root / "pytorch" / file.slug
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    shutil.copyfile(source_file, folder / "reference.py")
+    (folder / "reference.py").write_text(file.source)
     lines = [
-        f"title = {_toml_value(source_file.stem.split('_', 1)[-1].replace('_', ' '))}",
+        f"title = {_toml_value(file.path.stem.split('_', 1)[-1].replace('_', ' '))}",
         'kind = "pytorch"',
-        f"source = {_toml_value(origin)}",
-        f"tags = {_toml_value([origin])}",
-        f"description = {_toml_value(f'Imported from {source_file.name}.')}",
+        f"source = {_toml_value(file.origin)}",
+        f"tags = {_toml_value([file.origin])}",
+        f"description = {_toml_value(f'Imported from {file.path.name}.')}",
         "",
     ]
-    for config in derived_configs(constants):
-        lines += ["[[configs]]", f"name = {_toml_value(config['name'])}",
-                  f"hidden = {_toml_value(config['hidden'])}", f"params = {_toml_value(config['params'])}", ""]
+    for place in file.plan:
+        if place.role not in file.chosen:
+            continue
+        config, signature = file.chosen[place.role]
+        lines += ["[[configs]]", f"name = {_toml_value(config.name)}", f"hidden = {_toml_value(config.hidden)}",
+                  f"params = {_toml_value(config.params)}", f"signature = {_toml_value(signature.to_json())}", ""]
     (folder / "problem.toml").write_text("\n".join(lines))
     tomllib.loads((folder / "problem.toml").read_text())  # a value we could not spell would fail here
     return folder
 
 
-def _import_one(make_folder, dest_root: Path, report: ImportReport, origin_path: Path) -> None:
-    folder = None
+def _import_kernelbench(paths: list[Path], origin: str, dest_root: Path, report: ImportReport,
+                        session: ProbeSession) -> None:
+    files = []
+    for path in paths:
+        try:
+            check_pytorch_reference(path)
+            source = path.read_text()
+            sizes = read_sizes(source, str(path))
+        except ProblemError as exc:
+            report.errors.append(exc)
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            report.errors.append(ProblemError(path, f"cannot be read: {exc}"))
+            continue
+        slug = kernelbench_slug(path) if origin == "kernelbench" else _slugify(f"upload-{path.stem}")
+        files.append(_File(str(len(files)), path, slug, origin, source, plan_configs(sizes)))
+    _settle(files, session)
+    for file in files:
+        if file.error is not None:
+            report.errors.append(ProblemError(file.path, file.error))
+            continue
+        try:
+            report.imported.append(load_problem(_write_problem(file, dest_root), source="import"))
+        except ProblemError as exc:
+            report.errors.append(ProblemError(file.path, exc.cause))
+            shutil.rmtree(dest_root / "pytorch" / file.slug, ignore_errors=True)
+            continue
+        report.notes += file.notes()
+
+
+def _import_folder(path: Path, dest_root: Path, report: ImportReport, session: ProbeSession) -> None:
+    """A problem in our own format: checked where it is, at every configuration, then copied."""
+    from engine.problems.probe import validate
+
     try:
-        folder = make_folder()
-        problem = load_problem(folder, source="import")
-        validate(problem)
-        report.imported.append(problem)
+        problem = load_problem(path, source="import")
+        validate(problem, session=session)
     except ProblemError as exc:
-        # Name the user's file, not our copy of it.
-        report.errors.append(ProblemError(origin_path, exc.cause))
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+        report.errors.append(exc)
+        return
+    target = dest_root / problem.kind / _slugify(path.name)
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(path, target)
+    report.imported.append(load_problem(target, source="import"))
 
 
-def import_path(path: Path, dest_root: Path | None = None) -> ImportReport:
-    """Import a KernelBench file or folder (recursively) or a problem folder of our format."""
+def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float = PROBE_TIMEOUT_S,
+                memory_mb: int = PROBE_MEMORY_MB, session: ProbeSession | None = None) -> ImportReport:
+    """Import a KernelBench file or folder (recursively) or a problem folder of our format.
+
+    `timeout_s` bounds each file's probe (all its configurations); `memory_mb` the probing sandbox.
+    """
     from engine.problems.library import imported_root
 
     path, dest_root = Path(path), Path(dest_root or imported_root())
@@ -112,22 +205,22 @@ def import_path(path: Path, dest_root: Path | None = None) -> ImportReport:
     if not path.exists():
         report.errors.append(ProblemError(path, "no such file or folder"))
         return report
-    if path.is_dir() and (path / "problem.toml").is_file():
-        def copy_folder() -> Path:
-            meta = tomllib.loads((path / "problem.toml").read_text())
-            target = dest_root / str(meta.get("kind", "pytorch")) / _slugify(path.name)
-            if target.exists():
-                shutil.rmtree(target)
-            shutil.copytree(path, target)
-            return target
-        _import_one(copy_folder, dest_root, report, path)
-        return report
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*.py") if KERNELBENCH_FILE.match(p.name))
     if path.is_file() and path.suffix != ".py":
         report.errors.append(ProblemError(path, "expected a KernelBench .py file or a problem folder"))
         return report
-    origin = "kernelbench" if path.is_dir() else "upload"
-    for file in files:
-        slug = kernelbench_slug(file) if origin == "kernelbench" else _slugify(f"upload-{file.stem}")
-        _import_one(lambda f=file, s=slug: _write_kernelbench_problem(f, dest_root, s, origin), dest_root, report, file)
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*.py") if KERNELBENCH_FILE.match(p.name))
+    is_folder_problem = path.is_dir() and (path / "problem.toml").is_file()
+    if not files and not is_folder_problem:
+        report.errors.append(ProblemError(path, NO_PROBLEM))
+        return report
+    owned = session is None
+    session = session or ProbeSession(timeout_s=timeout_s, memory_mb=memory_mb)
+    try:
+        if is_folder_problem:
+            _import_folder(path, dest_root, report, session)
+        else:
+            _import_kernelbench(files, "kernelbench" if path.is_dir() else "upload", dest_root, report, session)
+    finally:
+        if owned:
+            session.close()
     return report

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from engine import python_ast
 from engine.problems.expressions import ExpressionError, evaluate
-from engine.problems.model import STRATEGIES, CArg, Config, Expectation, Implementation, Problem
+from engine.problems.model import STRATEGIES, CArg, Config, Expectation, Implementation, Problem, Signature
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
 BUILTIN_DIR = ASSETS_DIR / "problems"
@@ -62,14 +62,10 @@ def check_pytorch_reference(path: Path) -> None:
 
 
 def module_int_constants(path: Path) -> dict[str, int | float]:
-    """Module-level numeric constants of a KernelBench file: the sizes a configuration overrides."""
-    tree = python_ast.parse(path.read_text())
-    constants: dict[str, int | float] = {}
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Constant) and type(node.value.value) in (int, float)):
-            constants[node.targets[0].id] = node.value.value
-    return constants
+    """The sizes a configuration of a KernelBench file sets (see `engine.problems.sizes`)."""
+    from engine.problems.sizes import read_sizes
+
+    return read_sizes(path.read_text(), str(path)).params
 
 
 def _require(table: dict, key: str, path: Path, kind: type | tuple = str):
@@ -87,7 +83,15 @@ def _parse_configs(raw: list, toml_path: Path) -> tuple[Config, ...]:
     for entry in raw:
         name = _require(entry, "name", toml_path)
         params = _require(entry, "params", toml_path, dict)
-        configs.append(Config(name=name, params=dict(params), hidden=bool(entry.get("hidden", False))))
+        signature = entry.get("signature")
+        if signature is not None and not isinstance(signature, dict):
+            raise ProblemError(toml_path, f"configuration {name!r}: signature should be a table")
+        try:
+            signature = Signature.from_json(signature) if signature is not None else None
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ProblemError(toml_path, f"configuration {name!r}: malformed signature ({exc})") from exc
+        configs.append(Config(name=name, params=dict(params), hidden=bool(entry.get("hidden", False)),
+                              signature=signature))
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
         raise ProblemError(toml_path, f"configuration names repeat: {names}")

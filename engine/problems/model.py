@@ -27,12 +27,75 @@ STRATEGIES = (
 
 
 @dataclass(frozen=True)
+class ValueSpec:
+    """One argument or result of the reference: a tensor's shape and dtype, or another value's repr."""
+
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    value: str | None = None
+    name: str | None = None  # where the reference names it (a C argument)
+
+    def __str__(self) -> str:
+        if self.shape is None:
+            return str(self.value)
+        text = f"{self.dtype}[{', '.join(str(d) for d in self.shape)}]"
+        return f"{self.name}: {text}" if self.name else text
+
+    @classmethod
+    def from_json(cls, data: dict) -> ValueSpec:
+        shape = data.get("shape")
+        return cls(tuple(int(d) for d in shape) if shape is not None else None, data.get("dtype"),
+                   None if data.get("value") is None else str(data["value"]), data.get("name"))
+
+    def to_json(self) -> dict:
+        data = {"value": self.value} if self.shape is None else {"shape": list(self.shape), "dtype": self.dtype}
+        return {**data, "name": self.name} if self.name else data
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What the reference takes and gives at one configuration, found when the problem was imported by
+    running it (on meta tensors where they suffice), with the FLOPs and minimum bytes of one call.
+
+    Kept with the configuration because KernelBench files carry no analytical model: these figures are
+    the roofline's where `[model]` is absent.
+    """
+
+    inputs: tuple[ValueSpec, ...] = ()
+    outputs: tuple[ValueSpec, ...] = ()
+    init: tuple[ValueSpec, ...] = ()
+    flops: float | None = None
+    bytes: float | None = None
+    ran_on: str = "meta"  # meta | cpu
+
+    @classmethod
+    def from_json(cls, data: dict) -> Signature:
+        def specs(key: str) -> tuple[ValueSpec, ...]:
+            return tuple(ValueSpec.from_json(v) for v in data.get(key, ()))
+
+        flops, nbytes = data.get("flops"), data.get("bytes")
+        return cls(specs("inputs"), specs("outputs"), specs("init"),
+                   None if flops is None else float(flops), None if nbytes is None else float(nbytes),
+                   str(data.get("ran_on", "meta")))
+
+    def to_json(self) -> dict:
+        data = {"inputs": [v.to_json() for v in self.inputs], "outputs": [v.to_json() for v in self.outputs],
+                "init": [v.to_json() for v in self.init], "ran_on": self.ran_on}
+        if self.flops is not None:
+            data["flops"] = int(self.flops)
+        if self.bytes is not None:
+            data["bytes"] = int(self.bytes)
+        return data
+
+
+@dataclass(frozen=True)
 class Config:
     """One input configuration; hidden ones are checked but never shown in a prompt."""
 
     name: str
     params: dict[str, int | float]
     hidden: bool = False
+    signature: Signature | None = None
 
 
 @dataclass(frozen=True)
@@ -136,10 +199,15 @@ class Problem:
         raise KeyError(f"{self.slug} has no implementation {name!r}")
 
     def flops(self, config: Config) -> float | None:
-        return None if self.flops_expr is None else float(evaluate(self.flops_expr, config.params))
+        """The analytical model's FLOPs, else the count taken when the problem was imported."""
+        if self.flops_expr is not None:
+            return float(evaluate(self.flops_expr, config.params))
+        return config.signature.flops if config.signature is not None else None
 
     def min_bytes(self, config: Config) -> float | None:
-        return None if self.bytes_expr is None else float(evaluate(self.bytes_expr, config.params))
+        if self.bytes_expr is not None:
+            return float(evaluate(self.bytes_expr, config.params))
+        return config.signature.bytes if config.signature is not None else None
 
     def arithmetic_intensity(self, config: Config) -> float | None:
         flops, nbytes = self.flops(config), self.min_bytes(config)
@@ -148,7 +216,7 @@ class Problem:
     @property
     def largest_config(self) -> Config:
         """The configuration with the most minimum bytes (or the last one listed without a model)."""
-        if self.bytes_expr is None:
+        if self.bytes_expr is None and not all(c.signature and c.signature.bytes for c in self.configs):
             return self.configs[-1]
         return max(self.configs, key=lambda c: self.min_bytes(c) or 0.0)
 

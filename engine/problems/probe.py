@@ -1,5 +1,6 @@
-"""Runs a problem's own code to prove it works, inside the sandbox: `get_inputs` at a configuration
-(and optionally the reference forward), or compiling a C reference and finding its entry point.
+"""Runs a problem's own code to prove it works, inside the sandbox: the reference forward at every
+configuration (`validate`, through `engine.problems.probe_batch`), one configuration for real on the CPU
+(`probe_pytorch`), or compiling a C reference and finding its entry point.
 
 An imported problem file is as untrusted as a candidate until proven otherwise: its top-level code,
 its compile and its library's constructors run behind the same OS boundary (no data folder, no
@@ -17,9 +18,9 @@ from pathlib import Path
 
 from engine.problems.library import ProblemError
 from engine.problems.model import Config, Problem
+from engine.problems.probe_batch import PROBE_TIMEOUT_S
 
 C_COMPILER = "cc"
-PROBE_TIMEOUT_S = 120
 
 
 def compile_c_shared(source: Path, out: Path, extra: tuple[str, ...] = ()):
@@ -92,9 +93,27 @@ def probe_c(problem: Problem) -> None:
         raise ProblemError(problem.reference_path, result["error"])
 
 
-def validate(problem: Problem, run_forward: bool = False) -> None:
-    """Prove the problem's own code works at its smallest configuration; raises ProblemError."""
+def validate(problem: Problem, session=None) -> None:
+    """Prove the problem's own code works: a PyTorch reference runs forward at every configuration (on
+    meta tensors where they suffice, in training mode), a C reference compiles and loads; raises
+    ProblemError naming the file, the configuration and the cause."""
     if problem.kind == "c":
         probe_c(problem)
-    else:
-        probe_pytorch(problem.reference_path, problem.configs[0], run_forward=run_forward)
+        return
+    from engine.problems.probe_batch import ProbeRequest, ProbeSession
+
+    owned = session is None
+    session = session or ProbeSession()
+    try:
+        request = ProbeRequest("reference", problem.reference_path, problem.reference_source, problem.configs)
+        outcome = session.probe([request])["reference"]
+    finally:
+        if owned:
+            session.close()
+    if outcome.error is not None:
+        raise ProblemError(problem.reference_path, outcome.error)
+    for config in problem.configs:
+        result = outcome.config(config.name)
+        if result is None or not result.ok:
+            raise ProblemError(problem.reference_path,
+                               f"configuration {config.name!r}: {result.error if result else 'not run'}")

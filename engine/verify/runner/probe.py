@@ -1,9 +1,10 @@
 """`python -m engine.verify.runner.probe FILE PARAMS_JSON [--forward]`: an imported problem's own code,
 run once inside the sandbox to prove it works: its module at one configuration's sizes, get_inputs,
-get_init_inputs, the Model, optionally its forward. `--c LIBRARY ENTRY` instead loads a compiled C
-reference and looks its entry point up (loading a library runs its constructors: also hostile until
-proven otherwise). Prints one JSON line; the caller (engine.problems.probe) turns failure into a
-message that names the file.
+get_init_inputs, the Model, optionally its forward (for real, on the CPU). `--c LIBRARY ENTRY` instead
+loads a compiled C reference and looks its entry point up (loading a library runs its constructors: also
+hostile until proven otherwise). Prints one JSON line; the caller (engine.problems.probe) turns failure
+into a message that names the file. `--serve MEMORY_MB` probes many files, torch imported once
+(`probe_serve`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ def probe_c(library: str, entry: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--serve":
+        from engine.verify.runner.probe_serve import serve
+
+        return serve(int(argv[1]) if len(argv) > 1 else 0)
     if argv and argv[0] == "--c":
         result = probe_c(argv[1], argv[2])
     else:
