@@ -162,6 +162,16 @@ def test_the_job_runs_as_an_unprivileged_user_of_its_own(tmp_path):
 
 
 @needs_namespaces
+def test_the_jobs_user_can_be_looked_up_as_compilers_and_caches_do(tmp_path):
+    # torch.compile names its cache after getpass.getuser(); an unreadable passwd failed it inside the judge
+    out = python_job(tmp_path, """
+        import getpass, json, os, pwd
+        print(json.dumps({"user": getpass.getuser(), "home": pwd.getpwuid(os.getuid()).pw_dir}))
+    """)
+    assert out == {"user": "sandbox", "home": "/scratch"} or (out["user"] and not where.own_user)
+
+
+@needs_namespaces
 def test_nothing_the_job_started_outlives_it(tmp_path):
     marker = f"refinery-orphan-{os.getpid()}-{time.monotonic_ns()}"
     scratch = tmp_path / "scratch"

@@ -146,7 +146,9 @@ def _bwrap_args(spec: SandboxSpec, where: Boundary, uid: int | None) -> tuple[li
     for path, content in files.items():
         fd = _memfd(Path(path).name, content)
         fds.append(fd)
-        args += ["--ro-bind-data", str(fd), path]
+        # world-readable: the sandbox's own user reads them (bubblewrap's default 0600 is root's alone,
+        # and torch.compile's getpass.getuser() then fails with "uid not found")
+        args += ["--perms", "0644", "--ro-bind-data", str(fd), path]
     if where.seccomp:
         fd = seccomp.program_fd()
         fds.append(fd)
