@@ -27,14 +27,16 @@ REFINE = (("problems.py", "Problems", ":material/library_books:"),
           ("runs.py", "Runs", ":material/history:"))
 DATA = (("label.py", "Label", ":material/compare:"), ("ranker.py", "Ranker", ":material/leaderboard:"),
         ("export.py", "Export", ":material/ios_share:"))
+TOOLS = (("analyze.py", "Analyze", ":material/troubleshoot:"),)
 
 
 def page_specs(pages_dir: Path) -> dict[str, list[tuple[Path, str, str]]]:
-    """The refinement pages, then the data pages whose scripts exist in this checkout."""
+    """The refinement pages, then the data pages and the tools whose scripts exist in this checkout."""
     sections = {"Refine": [(pages_dir / name, title, icon) for name, title, icon in REFINE]}
-    data = [(pages_dir / name, title, icon) for name, title, icon in DATA if (pages_dir / name).is_file()]
-    if data:
-        sections["Data"] = data
+    for section, specs in (("Data", DATA), ("Tools", TOOLS)):
+        found = [(pages_dir / name, title, icon) for name, title, icon in specs if (pages_dir / name).is_file()]
+        if found:
+            sections[section] = found
     return sections
 
 

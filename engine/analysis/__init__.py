@@ -2,7 +2,8 @@
 coalescing and bank-conflict estimates), dynamic (ncu metrics, NVML energy), the roofline and a
 bottleneck class.
 
-Entry points: `analyse_candidate` → `StaticReport` (no GPU needed); `profile_command` → `NcuProfile`
+Entry points: `analyse_candidate` → `StaticReport` (no GPU needed); `analyse_file` → `FileAnalysis`
+(the same report and the run's feedback for any CUDA file, `refinery analyze`); `profile_command` → `NcuProfile`
 (ncu around any command); `profile_candidate` (ncu around one verified candidate, in the workers'
 walls); `measure_energy`/`compare_energy`; `ceilings_for`/`measure_ceilings`;
 `roofline_point`/`classify`. Exports load lazily: the GPU worker imports `engine.analysis.energy`
@@ -25,6 +26,7 @@ _EXPORTS = {
     **dict.fromkeys(("Bottleneck", "Classification", "RooflinePoint", "classify", "precision_for",
                      "roofline_point"), "engine.analysis.roofline"),
     "analyse_candidate": "engine.analysis.static",
+    **dict.fromkeys(("FileAnalysis", "analyse_file"), "engine.analysis.standalone"),
     "profile_candidate": "engine.analysis.dynamic",
 }
 

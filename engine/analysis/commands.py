@@ -1,4 +1,5 @@
-"""`refinery device ceilings`: the built-in roofline table, and on a GPU the measured ceilings stored."""
+"""`refinery device ceilings`: the built-in roofline table, and on a GPU the measured ceilings stored;
+`refinery analyze FILE.cu`: the static report of any CUDA file (`analyze_command`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from engine.analysis import devices
+from engine.analysis.analyze_command import analyze
 
 console = Console()
 device_app = typer.Typer(help="GPU ceilings for the roofline.", no_args_is_help=True)
@@ -57,3 +59,4 @@ def ceilings(measure: bool = typer.Option(True, help="measure the present GPU (s
 
 def register(app: typer.Typer) -> None:
     app.add_typer(device_app, name="device")
+    app.command("analyze")(analyze)

@@ -8,6 +8,7 @@ structure. tree-sitter is error-tolerant: a candidate with a syntax error still 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -111,6 +112,76 @@ def macros(root: Node) -> dict[str, Macro]:
             names = tuple(text(c) for c in params.children if c.type == "identifier") if params else ()
             found[text(name)] = Macro(text(name), names, strip_comments(text(value)))
     return found
+
+
+_LAUNCH = re.compile(r"<<\s*<")  # `<<<` and the `<< <` spelling of older formatters; nvcc takes both
+_HIDDEN_FROM_HOST = frozenset({"__constant__", "__device__", "__shared__", "__managed__", "extern", "volatile"})
+
+
+def has_launch(code: str) -> bool:
+    """Whether source text holds a kernel launch (`k<<<g, b>>>` or `k<< <g, b>> >`)."""
+    return _LAUNCH.search(code) is not None
+
+
+def _file_scope(root: Node) -> Iterator[Node]:
+    """Top-level nodes, looking into namespaces and `extern "C" { }` blocks."""
+    for node in root.children:
+        if node.type in ("namespace_definition", "linkage_specification"):
+            body = node.child_by_field_name("body")
+            if body is not None:
+                yield from _file_scope(body)
+        else:
+            yield node
+
+
+def _constant_body(type_name: str, value: Node) -> str | None:
+    if value.type == "argument_list" or value.type == "initializer_list":
+        inner = [text(c) for c in value.children if c.is_named and c.type != "comment"]
+        if type_name == "dim3":
+            return f"dim3({', '.join(inner)})"
+        return inner[0] if len(inner) == 1 else None
+    return text(value)
+
+
+def constants(root: Node) -> dict[str, Macro]:
+    """File-scope `const`/`constexpr` numbers and dim3s, and enumerators, as object-like macros.
+
+    A host launch (`<<<grid, BLOCK>>>`) or a kernel's index reads `const int BLOCK = 256;` the way
+    it reads `#define BLOCK 256`; device-memory variables (`__constant__`) and mutable globals are
+    left out, since their values can change before a kernel reads them.
+    """
+    found: dict[str, Macro] = {}
+    for node in _file_scope(root):
+        if node.type == "enum_specifier" and not any(c.type in ("class", "struct") for c in node.children):
+            _enumerators(node, found)
+            continue
+        if node.type != "declaration":
+            continue
+        qualifiers = {text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+        if not qualifiers & {"const", "constexpr"} or qualifiers & _HIDDEN_FROM_HOST:
+            continue
+        type_name = text(node.child_by_field_name("type"))
+        for declarator in node.children_by_field_name("declarator"):
+            name = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else None
+            value = declarator.child_by_field_name("value") if name is not None else None
+            if name is None or name.type != "identifier" or value is None:
+                continue  # pointers, arrays and declarations without a value
+            body = _constant_body(type_name, value)
+            if body:
+                found[text(name)] = Macro(text(name), None, strip_comments(body))
+    return found
+
+
+def _enumerators(node: Node, found: dict[str, Macro]) -> None:
+    body = node.child_by_field_name("body")
+    previous: str | None = None
+    for enumerator in body.children if body is not None else []:
+        if enumerator.type != "enumerator":
+            continue
+        name, value = enumerator.child_by_field_name("name"), enumerator.child_by_field_name("value")
+        expression = text(value) if value is not None else ("0" if previous is None else f"({previous}) + 1")
+        found[text(name)] = Macro(text(name), None, expression)
+        previous = text(name)
 
 
 def type_bytes(type_name: str, default: int | None = None) -> int | None:

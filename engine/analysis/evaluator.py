@@ -19,7 +19,15 @@ MAX_MACRO_DEPTH = 16
 
 
 class Unknown(Exception):
-    """The expression has no static value; the message says why."""
+    """The expression has no static value; the message says why.
+
+    `names` are the variables whose missing values caused it (a name with no definition, or one
+    declared from something unknown), so a caller can ask for exactly those sizes.
+    """
+
+    def __init__(self, message: str = "", names: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.names = names
 
 
 @dataclass
@@ -42,6 +50,7 @@ class Undefined:
     """A name that exists but has no static value (e.g. a value loaded from memory)."""
 
     reason: str
+    names: tuple[str, ...] = ()  # the variables whose values would give it one (see `Unknown.names`)
 
 
 Value = np.ndarray | tuple | Pointer | Undefined
@@ -147,7 +156,7 @@ class Evaluator:
         if isinstance(value, np.ndarray):
             return value
         if isinstance(value, Undefined):
-            raise Unknown(value.reason)
+            raise Unknown(value.reason, value.names)
         if isinstance(value, Pointer):
             raise Unknown(f"`{text(node)}` is a pointer, not a number")
         raise Unknown(f"`{text(node)}` is not a scalar")
@@ -219,7 +228,7 @@ class Evaluator:
         if isinstance(value, np.ndarray):
             return value
         if isinstance(value, Undefined):
-            raise Unknown(value.reason)
+            raise Unknown(value.reason, value.names)
         raise Unknown(f"`{text(node)}` mixes vectors of dim3 and numbers")
 
     def identifier(self, name: str, env: Env) -> Value:
@@ -231,7 +240,7 @@ class Evaluator:
             return self.macro(self.macros[name], [], env)
         if name in _BUILTIN_CONSTANTS:
             return self.const(_BUILTIN_CONSTANTS[name])
-        raise Unknown(f"`{name}` has no value known before the kernel runs")
+        raise Unknown(f"`{name}` has no value known before the kernel runs", (name,))
 
     def field(self, node: Node, env: Env) -> Value:
         base = self.value(node.child_by_field_name("argument"), env)
@@ -239,7 +248,7 @@ class Evaluator:
         if isinstance(base, tuple) and member in ("x", "y", "z"):
             return base["xyz".index(member)]
         if isinstance(base, Undefined):
-            raise Unknown(base.reason)
+            raise Unknown(base.reason, base.names)
         raise Unknown(f"`{text(node)}` is a field access that is not modelled")
 
     def macro(self, macro: Macro, args: list[Value], env: Env) -> Value:

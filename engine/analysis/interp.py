@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.analysis.cuda_ast import Node, parse_expression, text
-from engine.analysis.evaluator import _BINARY, Env, Evaluator, Pointer, Undefined, Unknown
+from engine.analysis.evaluator import _BINARY, Env, Evaluator, Pointer, Undefined, Unknown, Value
 
 LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 _COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "<<=": "<<", ">>=": ">>", "&=": "&",
@@ -45,13 +45,31 @@ def _declarator_name(node: Node) -> tuple[str, bool, list[Node]]:
     return text(node), pointer, extents
 
 
+def _roots(exc: Unknown, env: Env, declared: str | None = None) -> tuple[str, ...]:
+    """The variables to ask for when a declaration's value is unknown: those of its value that are
+    themselves declared but unknown; else the declared name itself (`int n = atoi(argv[1]);` asks for
+    `n`, not `argv`)."""
+    roots = []
+    for name in exc.names:
+        try:
+            env.lookup(name)
+        except KeyError:
+            continue
+        roots.append(name)
+    return tuple(roots) or ((declared,) if declared else exc.names)
+
+
 class Interpreter:
+    """`pinned`: names whose values the caller fixes (sizes given on the command line); a declaration
+    or an assignment of one keeps the given value, so `int n = atoi(argv[1]);` reads as the size asked for."""
+
     def __init__(self, evaluator: Evaluator, visit: Visitor, shared_space: str = "shared",
-                 decide: Decider | None = None) -> None:
+                 decide: Decider | None = None, pinned: dict[str, Value] | None = None) -> None:
         self.ev = evaluator
         self.visit = visit
         self.shared_space = shared_space
         self.decide = decide
+        self.pinned = pinned or {}
 
     def run(self, body: Node, env: Env) -> None:
         self.statement(body, env, Context())
@@ -144,11 +162,14 @@ class Interpreter:
                 env.define(name, Pointer(name, space, self.ev.elem_bytes_of(type_name),
                                          self.ev.const(0), tuple(dims) if dims != [None] else (), type_name))
                 continue
+            if name in self.pinned and not is_pointer:
+                env.define(name, self.pinned[name])
+                continue
             if type_name == "dim3":
                 env.define(name, self._dim3(declarator, env))
                 continue
             if value_node is None:
-                env.define(name, Undefined(f"`{name}` is declared without a value"))
+                env.define(name, Undefined(f"`{name}` is declared without a value", (name,)))
                 continue
             env.define(name, self._value(value_node, env, is_pointer, type_name, name))
 
@@ -167,7 +188,9 @@ class Interpreter:
         try:
             value = self.ev.value(node, env)
         except Unknown as exc:
-            return Undefined(str(exc))
+            return Undefined(str(exc), _roots(exc, env, name))
+        if isinstance(value, Undefined) and not value.names:
+            return Undefined(value.reason, (name,))
         if isinstance(value, np.ndarray) and any(t in type_name for t in ("int", "long", "size_t", "short")) \
                 and value.dtype.kind == "f":
             value = np.trunc(value).astype(np.int64)
@@ -189,7 +212,7 @@ class Interpreter:
                 try:
                     result = self.ev.value(value, env)
                 except Unknown as exc:
-                    return Undefined(str(exc))
+                    return Undefined(str(exc), _roots(exc, env))
                 return (result, one, one) if isinstance(result, np.ndarray) else result
         else:
             return (one, one, one)
@@ -200,7 +223,7 @@ class Interpreter:
             try:
                 values.append(self.ev.vector(arg, env))
             except Unknown as exc:
-                return Undefined(str(exc))
+                return Undefined(str(exc), _roots(exc, env))
         return tuple(values + [one] * (3 - len(values)))
 
     # -- side effects ----------------------------------------------------------------------------
@@ -220,6 +243,8 @@ class Interpreter:
             try:
                 current = env.lookup(name)
             except KeyError:
+                return
+            if name in self.pinned:
                 return
             if isinstance(current, Pointer):
                 try:
@@ -242,7 +267,7 @@ class Interpreter:
                     value = _BINARY[_COMPOUND[op]](self.ev.vector(left, env), value)
                 env.assign(name, value)
             except (Unknown, KeyError) as exc:
-                env.assign(name, Undefined(f"`{name}` is updated from a value not known statically ({exc})"))
+                env.assign(name, Undefined(f"`{name}` is updated from a value not known statically ({exc})", (name,)))
         elif node.type == "update_expression":
             argument = node.child_by_field_name("argument")
             if argument is not None and argument.type == "identifier":

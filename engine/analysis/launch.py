@@ -1,10 +1,11 @@
 """The launch configuration each kernel runs with: block (and, where it can be known, grid) size.
 
 Occupancy and every per-warp estimate depend on the block shape, so it is looked for where a
-candidate states it: a `<<<grid, block, smem>>>` site in CUDA host code (evaluated with the host
-function's local values and `#define`s), a CuPy launch `kernel(grid, block, args)` in Python (with
-module constants such as BLOCK_SIZE), or `__launch_bounds__`. Failing all of those, 256 threads
-are assumed and the record says so.
+candidate states it: a `<<<grid, block, smem>>>` site in CUDA host code (also spelled `<< < >> >`;
+evaluated with the host function's local values, the values its callers pass, `#define`s and
+file-scope constants), a CuPy launch `kernel(grid, block, args)` in Python (with module constants
+such as BLOCK_SIZE), or `__launch_bounds__`. Failing all of those, 256 threads are assumed and the
+record says so; a launch whose sizes are only known at run time names the variables it needed.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine import python_ast
-from engine.analysis.cuda_ast import FunctionDef, Macro, Node, text, walk
-from engine.analysis.evaluator import Env, Evaluator, Pointer, Unknown
+from engine.analysis.cuda_ast import FunctionDef, Macro, Node, has_launch, text, walk
+from engine.analysis.evaluator import Env, Evaluator, Pointer, Undefined, Unknown
+from engine.analysis.host import host_env, passed_values
 from engine.analysis.interp import Context, Interpreter
 
 ASSUMED_BLOCK = (256, 1, 1)
@@ -37,6 +39,7 @@ class LaunchSite:
     in_loop: bool = False
     line: int = 0
     branch: tuple[tuple[int, int], ...] = ()  # (if-statement id, arm) pairs the site sits under
+    unknown: tuple[str, ...] = ()  # names whose values the launch needed and did not find
 
 
 def exclusive(a: LaunchSite, b: LaunchSite) -> bool:
@@ -67,6 +70,7 @@ class LaunchConfig:
     dynamic_smem: int = 0
     origin: str = "assumed"  # launch-site | cupy-launch | launch-bounds | given | assumed
     note: str = ""
+    unknown: tuple[str, ...] = ()  # names its launch sites needed and did not find (sizes to give)
 
     @property
     def threads(self) -> int:
@@ -89,28 +93,26 @@ def _dims(value) -> tuple[int, int, int] | None:
 # -- CUDA host code -------------------------------------------------------------------------------
 
 def cuda_launch_sites(host_functions: list[FunctionDef], kernels: dict[str, FunctionDef],
-                      macros: dict[str, Macro], host_scalars: dict[str, int | float]) -> list[LaunchSite]:
-    """Every `<<<...>>>` launch in host functions, evaluated with the function's local values."""
+                      macros: dict[str, Macro], host_scalars: dict[str, int | float],
+                      pinned: dict[str, int | float] | None = None) -> list[LaunchSite]:
+    """Every `<<<...>>>` (or `<< <...>> >`) launch in host functions, evaluated with the function's
+    local values; a helper's parameters take what its callers pass (`host.passed_values`), and
+    `pinned` names (sizes a user gives) keep their values wherever they are declared or assigned."""
+    pinned = pinned or {}
+    passed = passed_values(host_functions, macros, host_scalars, pinned)
     sites: list[LaunchSite] = []
     for function in host_functions:
-        if function.body is None or "<<<" not in text(function.body):
+        if function.body is None or not has_launch(text(function.body)):
             continue
         ev = Evaluator(1, macros)
-        env = Env()
-        for param in function.params:
-            if not param.is_pointer and param.name in host_scalars:
-                env.define(param.name, ev.const(host_scalars[param.name]))
-            elif param.is_pointer:
-                # The harness passes fresh cudaMalloc buffers (256-byte aligned): as an address, 0, so
-                # alignment tests such as `((uintptr_t)A % 16 == 0)` hold as they do at run time.
-                env.define(param.name, ev.const(0))
+        env = host_env(function, ev, host_scalars, pinned, passed)
 
         def visit(node: Node, scope: Env, ctx: Context, ev=ev) -> None:
             for call in walk(node):
                 if call.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in call.children):
                     sites.append(_cuda_site(call, scope, ctx, ev, kernels))
 
-        Interpreter(ev, visit).run(function.body, env)
+        Interpreter(ev, visit, pinned={k: ev.const(v) for k, v in pinned.items()}).run(function.body, env)
     return sites
 
 
@@ -124,20 +126,26 @@ def _cuda_site(call: Node, env: Env, ctx: Context, ev: Evaluator, kernels: dict[
     name = text(function).split("::")[-1]
     syntax = next(c for c in call.children if c.type == "kernel_call_syntax")
     config = [c for c in syntax.children if c.is_named]
+    unknown: dict[str, None] = {}
 
     def dims(node: Node | None) -> tuple[int, int, int] | None:
         if node is None:
             return None
         try:
-            return _dims(ev.value(node, env))
-        except Unknown:
+            value = ev.value(node, env)
+        except Unknown as exc:
+            unknown.update(dict.fromkeys(exc.names))
             return None
+        if isinstance(value, Undefined):
+            unknown.update(dict.fromkeys(value.names))
+        return _dims(value)
 
     smem = 0
     if len(config) > 2:
         try:
             smem = int(ev.vector(config[2], env)[0])
-        except Unknown:
+        except Unknown as exc:
+            unknown.update(dict.fromkeys(exc.names))
             smem = 0
     scalar_args: dict[int, int | float] = {}
     args = call.child_by_field_name("arguments")
@@ -146,14 +154,18 @@ def _cuda_site(call: Node, env: Env, ctx: Context, ev: Evaluator, kernels: dict[
         if kernel is not None and index < len(kernel.params) and not kernel.params[index].is_pointer:
             try:
                 value = ev.value(arg, env)
-            except Unknown:
+            except Unknown as exc:
+                unknown.update(dict.fromkeys(exc.names))
                 continue
-            if isinstance(value, np.ndarray) and not isinstance(value, Pointer):
+            if isinstance(value, Undefined):
+                unknown.update(dict.fromkeys(value.names))
+            elif isinstance(value, np.ndarray) and not isinstance(value, Pointer):
                 scalar_args[index] = value[0].item()
     return LaunchSite(kernel=name, grid=dims(config[0] if config else None),
                       block=dims(config[1] if len(config) > 1 else None), dynamic_smem=smem,
                       template_args=template_args, scalar_args=scalar_args, origin="launch-site",
-                      in_loop=ctx.loop_depth > 0, line=call.start_point[0] + 1, branch=_cuda_branch(call))
+                      in_loop=ctx.loop_depth > 0, line=call.start_point[0] + 1, branch=_cuda_branch(call),
+                      unknown=tuple(unknown))
 
 
 def _cuda_branch(node: Node) -> tuple[tuple[int, int], ...]:
@@ -590,24 +602,25 @@ def launch_for(kernel: FunctionDef, sites: list[LaunchSite], macros: dict[str, M
                given: tuple[int, int, int] | None = None) -> LaunchConfig:
     """The configuration to model `kernel` with; the first launch site with a known block wins."""
     own = [s for s in sites if s.kernel == kernel.name]
+    unknown = tuple(dict.fromkeys(name for s in own for name in s.unknown))
     if given is not None:
         grid = next((s.grid for s in own if s.grid), None)
-        return LaunchConfig(kernel.name, given, grid, origin="given")
+        return LaunchConfig(kernel.name, given, grid, origin="given", unknown=unknown)
     for site in own:
         if site.block is not None:
             note = "" if len(own) == 1 else f"{len(own)} launch sites; the first with a known block is modelled"
-            return LaunchConfig(kernel.name, site.block, site.grid, site.dynamic_smem, site.origin, note)
+            return LaunchConfig(kernel.name, site.block, site.grid, site.dynamic_smem, site.origin, note, unknown)
     if kernel.launch_bounds:
         ev = Evaluator(1, macros)
         try:
             threads = int(ev.vector(_expr(kernel.launch_bounds[0]), Env())[0])
             return LaunchConfig(kernel.name, (threads, 1, 1), None, 0, "launch-bounds",
-                                "block size taken from __launch_bounds__")
+                                "block size taken from __launch_bounds__", unknown)
         except (Unknown, TypeError):
             pass
     where = "its launch's block size is computed at run time" if own else "no launch of it was found"
     return LaunchConfig(kernel.name, ASSUMED_BLOCK, None, 0, "assumed",
-                        f"{where}: {ASSUMED_BLOCK[0]} threads per block assumed")
+                        f"{where}: {ASSUMED_BLOCK[0]} threads per block assumed", unknown)
 
 
 def _expr(source: str) -> Node:

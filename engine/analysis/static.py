@@ -20,6 +20,7 @@ import numpy as np
 from engine import python_ast
 from engine.analysis import cuda_ast
 from engine.analysis.access import estimate_accesses
+from engine.analysis.host import unit_macros
 from engine.analysis.launch import (
     LaunchConfig,
     LaunchSite,
@@ -175,11 +176,14 @@ def _kernel_report(kernel: cuda_ast.FunctionDef | None, symbol: str, unit: _Unit
 
 def analyse_candidate(problem, source: str, language: str, config=None, *, arch: str | None = None,
                       cache_dir: Path | None = None, block: tuple[int, int, int] | None = None,
-                      archs: tuple[str, ...] = REPORTED_ARCHS) -> StaticReport:
+                      archs: tuple[str, ...] = REPORTED_ARCHS,
+                      fixed: dict[str, int | float] | None = None) -> StaticReport:
     """Static diagnostics of one candidate (`language`: cuda | python | c) at one configuration.
 
     `problem` may be None (a bare kernel); `config` defaults to the problem's largest; `block`
-    overrides the block shape of every kernel (for a kernel whose launch is computed at run time).
+    overrides the block shape of every kernel (for a kernel whose launch is computed at run time);
+    `fixed` names values that hold wherever the source defines or declares them (`#define N`, a
+    constant, a host local, a parameter): the sizes given to `refinery analyze`.
     """
     started = time.perf_counter()
     if arch is None or cache_dir is None:
@@ -218,7 +222,8 @@ def analyse_candidate(problem, source: str, language: str, config=None, *, arch:
     all_sites = list(py_sites)
     for unit in units:
         notes.extend(unit.notes)
-        reports, sites = _analyse_unit(unit, py_sites, host, params, arch, archs, block, elem_bytes, notes)
+        reports, sites = _analyse_unit(unit, py_sites, host, params, arch, archs, block, elem_bytes, notes,
+                                       fixed or {})
         kernels.extend(reports)
         all_sites += sites
     launch_sites = launches_per_call(all_sites)
@@ -236,7 +241,7 @@ def _ai(flops: float | None, min_bytes: float | None) -> float | None:
 
 
 def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: dict, arch: str,
-                  archs: tuple[str, ...], block, elem_bytes: int, notes: list[str]):
+                  archs: tuple[str, ...], block, elem_bytes: int, notes: list[str], fixed: dict):
     symbols = {demangle_kernel_name(s): s for s in unit.resources}
     symbols.update({demangle_kernel_name(s): s for s in unit.mixes if demangle_kernel_name(s) not in symbols})
     if not cuda_ast.parser_available():
@@ -245,13 +250,13 @@ def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: d
                    for name, symbol in symbols.items()]
         return reports, []
     root = cuda_ast.parse(unit.source).root_node
-    macros = cuda_ast.macros(root)
+    macros = unit_macros(root, fixed)
     functions = cuda_ast.functions(root)
     kernel_defs = {f.name: f for f in functions if f.is_kernel}
     device = {f.name: f for f in functions if not f.is_kernel and "__device__" in f.qualifiers}
     host_functions = [f for f in functions if not f.is_kernel and "__device__" not in f.qualifiers]
-    host_sites = _guarded(notes, "launch sites", lambda: cuda_launch_sites(host_functions, kernel_defs, macros, host),
-                          [])
+    host_sites = _guarded(notes, "launch sites", lambda: cuda_launch_sites(host_functions, kernel_defs, macros, host,
+                                                                            fixed), [])
     sites = host_sites + py_sites
     reports = []
     for name, kernel in kernel_defs.items():
@@ -261,7 +266,7 @@ def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: d
         report = _kernel_report(kernel, symbols.get(name, name), unit, launch, arch, archs)
         report.source = _guarded(notes, f"{name}: source features", lambda k=kernel: source_features(
             k, macros, lambda t: cuda_ast.type_bytes(t, elem_bytes) or elem_bytes), None)
-        scalars = _kernel_scalars(kernel, sites, params, host)
+        scalars = _kernel_scalars(kernel, sites, {**params, **fixed}, host)
         report.accesses, report.assumed_scalars = _guarded(
             notes, f"{name}: access estimates", lambda k=kernel, lc=launch, sc=scalars: estimate_accesses(
                 k, lc.block, lc.grid, sc, macros, device, elem_bytes), ([], []))
