@@ -1,18 +1,8 @@
-"""`ast.parse` behind one lock.
-
-CPython 3.11 converts a parsed module to Python objects with a recursion counter that threads
-share, so two `ast.parse` calls at once can fail with "SystemError: AST constructor recursion
-depth mismatch". Builds and analyses run in threads, so every parse in the engine goes through here.
-"""
+"""`ast.parse` behind one lock, for the whole engine: the one implementation lives beside the code
+both sides of the sandbox share (`engine.verify.wire.parsing`), so there is one lock, not two."""
 
 from __future__ import annotations
 
-import ast
-import threading
+from engine.verify.wire.parsing import parse
 
-_LOCK = threading.Lock()
-
-
-def parse(source: str, filename: str = "<unknown>") -> ast.Module:
-    with _LOCK:
-        return ast.parse(source, filename=filename)
+__all__ = ["parse"]

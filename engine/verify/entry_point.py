@@ -6,8 +6,9 @@ run, `refinery verify`, a proposal), so a candidate that cannot load is never re
 
 from __future__ import annotations
 
-import ast
 import re
+
+from engine.verify.wire.parsing import parse as parse_python
 
 
 def missing_entry(kind: str, source: str, entry: str | None = None, *, parse: bool = True) -> str | None:
@@ -18,7 +19,7 @@ def missing_entry(kind: str, source: str, entry: str | None = None, *, parse: bo
     if kind == "pytorch":
         try:
             if parse:
-                ast.parse(source)
+                parse_python(source)
         except SyntaxError as exc:
             return f"the module does not parse: {exc.msg} (line {exc.lineno})"
         if not re.search(r"\bModelNew\b", source):

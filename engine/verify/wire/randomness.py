@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import re
 
+from engine.verify.wire.parsing import parse
+
 _DRAWS = re.compile(r"dropout|bernoulli|multinomial|rrelu|\brand(n|int|perm|_like|n_like)?\s*\(|normal_\s*\(|"
                     r"uniform_\s*\(|exponential_\s*\(|\bpoisson\s*\(", re.IGNORECASE)
 
@@ -16,7 +18,7 @@ _DRAWS = re.compile(r"dropout|bernoulli|multinomial|rrelu|\brand(n|int|perm|_lik
 def model_source(source: str) -> str:
     """The text of the module's `Model` class (the whole file where it cannot be parsed or found)."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return source
     for node in tree.body:

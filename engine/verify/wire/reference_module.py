@@ -8,13 +8,15 @@ from __future__ import annotations
 import ast
 import types
 
+from engine.verify.wire.parsing import parse
+
 
 def _value_node(value) -> ast.expr:
     if value is None or isinstance(value, bool | int | float | str):
         if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-            return ast.parse(f"float({str(value)!r})", mode="eval").body
+            return parse(f"float({str(value)!r})", mode="eval").body
         return ast.Constant(value)
-    return ast.parse(repr(value), mode="eval").body
+    return parse(repr(value), mode="eval").body
 
 
 def _assigned_names(node: ast.stmt) -> list[str]:
@@ -32,7 +34,7 @@ def with_sizes(source: str, params: dict, filename: str = "reference.py") -> ast
     Sizes computed from others at load time (`input_shape = (batch_size, 3, 224, 224)`, `dim = N * 2`)
     then follow the configured value, as they would had the user written it in the file.
     """
-    tree = ast.parse(source, filename=filename)
+    tree = parse(source, filename=filename)
     body: list[ast.stmt] = []
     for node in tree.body:
         body.append(node)
