@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from db.models import RunEvent
 
+EVENT_FILE = re.compile(r"^(\d{8})\.json$")  # the one spelling of an event file's name, written and read here
+
 
 def event_path(folder: Path, event_id: int) -> Path:
     return folder / f"{event_id:08d}.json"
+
+
+def event_id_of(path: str | os.PathLike) -> int | None:
+    """The event id an event file is named by, or None for anything else (temporary files, folders)."""
+    match = EVENT_FILE.match(Path(path).name)
+    return int(match.group(1)) if match else None
 
 
 def publish(folder: Path, event: RunEvent) -> Path:

@@ -13,7 +13,6 @@ No Streamlit here: observer threads must never call `st.*`.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from pathlib import Path
@@ -23,7 +22,8 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-EVENT_FILE = re.compile(r"^(\d{8})\.json$")
+from engine.events import event_id_of
+
 # Filesystems on which inotify misses changes made elsewhere.
 REMOTE_FILESYSTEMS = frozenset({
     "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "sshfs", "vboxsf", "fuse.gcsfuse", "lustre",
@@ -33,9 +33,8 @@ RESCAN_EVERY_S = 3.0
 
 
 def event_seq(path: str | os.PathLike) -> int | None:
-    """The sequence number of an event file name, or None for anything else (temp files, folders)."""
-    match = EVENT_FILE.match(Path(path).name)
-    return int(match.group(1)) if match else None
+    """The sequence number of an event file name (`engine.events` names them), or None for anything else."""
+    return event_id_of(path)
 
 
 def scan_latest(folder: Path) -> int:
