@@ -2,15 +2,22 @@
 
 Offers `build_candidate` (one candidate: cubins + ptxas logs, .so files, load_inline folders),
 `build_many` (many, on every CPU core), `language_of`, and the lower-level `compile_cubin`,
-`compile_shared_library`, `compile_c_library`. Nothing here needs a GPU.
+`compile_shared_library`, `compile_c_library`; `fastinline` is the fast load_inline build. Nothing here
+needs a GPU. Exports load lazily: the prebuild sandbox sees `fastinline` alone, not the rest.
 """
 
-from engine.build.c import compile_c_library
-from engine.build.candidate import CandidateBuild, build_candidate, first_error, language_of
-from engine.build.cuda import CudaBuild, compile_cubin, compile_shared_library, content_key
-from engine.build.parallel import BuildRequest, build_many
+from __future__ import annotations
 
-__all__ = [
-    "BuildRequest", "CandidateBuild", "CudaBuild", "build_candidate", "build_many", "compile_c_library",
-    "compile_cubin", "compile_shared_library", "content_key", "first_error", "language_of",
-]
+from engine.lazy_exports import lazy_getattr
+
+_EXPORTS = {
+    "compile_c_library": "engine.build.c", "CandidateBuild": "engine.build.candidate",
+    "build_candidate": "engine.build.candidate", "first_error": "engine.build.candidate",
+    "language_of": "engine.build.candidate", "CudaBuild": "engine.build.cuda", "compile_cubin": "engine.build.cuda",
+    "compile_shared_library": "engine.build.cuda", "content_key": "engine.build.cuda",
+    "BuildRequest": "engine.build.parallel", "build_many": "engine.build.parallel",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__ = lazy_getattr("engine.build", _EXPORTS)

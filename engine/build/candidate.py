@@ -102,6 +102,16 @@ def _summarize(builds: list[CudaBuild]) -> tuple[bool, str, str, float, bool]:
     return ok, log, error, sum(b.seconds for b in builds), all(b.cached for b in builds)
 
 
+def _build_note(record: dict) -> str:
+    """One load_inline extension's build, as a note: which path built it and, for torch's, why."""
+    if record.get("path") == "fast":
+        how = f"the fast build ({record.get('route')}{', shared header' if record.get('shared_header') else ''})"
+    else:
+        how = f"torch's own build (the fast build: {record.get('reason')})"
+    verb = "built by" if record.get("ok", True) else "failed in"
+    return f"load_inline {record.get('name')}: {verb} {how} in {record.get('seconds', 0):.1f} s"
+
+
 def _build_python(source: str, arch: str, cache_dir: Path, prebuild_inline: bool) -> CandidateBuild:
     extracted = cuda_sources_from_python(source)
     notes = list(extracted.notes)
@@ -123,9 +133,11 @@ def _build_python(source: str, arch: str, cache_dir: Path, prebuild_inline: bool
     ext_dir = inline.extensions_dir(cache_dir, source, arch) if flavor == "load_inline" else None
     if ok and ext_dir is not None and prebuild_inline and not any(ext_dir.rglob("*.so")):
         started = time.perf_counter()
-        built, prebuild_log = inline.prebuild(source, ext_dir, arch, cache_dir / "prebuild" / ext_dir.name)
+        built, prebuild_log = inline.prebuild(source, ext_dir, arch, cache_dir / "prebuild" / ext_dir.name,
+                                              pch_root=cache_dir / "pch")
         seconds += time.perf_counter() - started
         log = f"{log}\n{prebuild_log}".strip()
+        notes += [_build_note(record) for record in inline.build_records(ext_dir)]
         if not built:
             ok, error = False, first_error(prebuild_log)
     return CandidateBuild(ok, "python", flavor, cubins=tuple(builds), sources=tuple(texts), kernel_names=names,

@@ -1,16 +1,19 @@
 """KernelBench `load_inline` candidates: accepted unchanged, built once per content hash.
 
-A load_inline build takes about a minute (it compiles torch's headers), so three things keep it to
-once per distinct candidate: each candidate gets its own TORCH_EXTENSIONS_DIR named by a hash of its
-source, arch and torch version (torch's own ninja cache then finds it on every later load); on a GPU
-machine the build runs ahead of the runner in a sandboxed CPU process (`prebuild`), so the GPU is
-not idle while it compiles; and analysis cubins are compiled from the device code alone
-(`device_only_source`), which takes a second instead of a minute.
+torch's own load_inline build takes about a minute (it compiles torch's headers three times), so:
+each candidate gets its own TORCH_EXTENSIONS_DIR named by a hash of its source, arch and torch version
+(a later load finds the build there); on a GPU machine the build runs ahead of the runner in a
+sandboxed CPU process (`prebuild`), so the GPU is not idle while it compiles; that build is the fast one
+of `engine.build.fastinline` (torch's headers precompiled once per flag set and shared, the kernels
+compiled without them), with torch's own build wherever the fast one cannot; and analysis cubins are
+compiled from the device code alone (`device_only_source`), which takes a second instead of a minute.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -20,10 +23,13 @@ import tempfile
 from pathlib import Path
 
 from engine.build.cuda import content_key
+from engine.build.fastinline.split import TORCH_TOKENS as _TORCH_TOKENS
+from engine.python_ast import parse as parse_python
 
 PREBUILD_TIMEOUT_S = 900
 EXTENSIONS_INSIDE = "/refinery/ext"  # the runner shows a candidate's build at this same path
-_TORCH_TOKENS = re.compile(r"\b(torch|at|c10|pybind11|py)::|\bTORCH_|\bPYBIND11_|\bAT_(DISPATCH|ASSERT)|\bC10_")
+PCH_INSIDE = "/refinery/pch"  # the shared precompiled headers, read-only in the prebuild
+PREBUILD_PACKAGES = ("engine/verify/runner", "engine/verify/wire", "engine/build/fastinline")
 _TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](torch|ATen|c10|pybind11|Python)[^>\"]*[>\"].*$", re.M)
 
 
@@ -124,16 +130,63 @@ def device_only_source(source: str) -> str:
     return text if "cuda_runtime" in text else "#include <cuda_runtime.h>\n" + text
 
 
+def load_inline_extras(source: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The (extra_cflags, extra_include_paths) of each load_inline call whose values are written out
+    literally, read without running the module: the shared headers they need can be built first."""
+    try:
+        tree = parse_python(source)
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        name = getattr(getattr(node, "func", None), "id", None) or getattr(getattr(node, "func", None), "attr", None)
+        if not isinstance(node, ast.Call) or name != "load_inline":
+            continue
+        values = {}
+        for keyword in node.keywords:
+            if keyword.arg in ("extra_cflags", "extra_include_paths"):
+                try:
+                    value = ast.literal_eval(keyword.value)
+                except (ValueError, TypeError, SyntaxError):
+                    break
+                values[keyword.arg] = (value,) if isinstance(value, str) else tuple(value or ())
+        else:
+            found.append((values.get("extra_cflags", ()), values.get("extra_include_paths", ())))
+    return list(dict.fromkeys(found))
+
+
+def build_records(ext_dir: Path) -> list[dict]:
+    """What the prebuild wrote about each extension it built: which path built it, in how long, and why
+    the fast build did not where it did not."""
+    from engine.build.fastinline.prebuild import RECORDS
+
+    try:
+        lines = (Path(ext_dir) / RECORDS).read_text().splitlines()
+    except OSError:
+        return []
+    return [json.loads(line) for line in lines if line.strip()]
+
+
 def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
-             timeout_s: float = PREBUILD_TIMEOUT_S) -> tuple[bool, str]:
+             timeout_s: float = PREBUILD_TIMEOUT_S, *, fast: bool = True,
+             pch_root: Path | None = None) -> tuple[bool, str]:
     """Run the candidate module once in a sandboxed CPU-only process so its load_inline builds land in
     `ext_dir`, which the sandbox sees at the path the runner will later see it at (torch's build files
-    hold absolute paths, so nothing is rebuilt there)."""
+    hold absolute paths). With `fast`, the extensions are built by `engine.build.fastinline` on the
+    shared headers under `pch_root` (built first, outside the candidate's sandbox, when missing)."""
     from engine.sandbox import JobLimits, Mount, SandboxSpec, boundary, run, scratch_inside
-    from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
+    from engine.sandbox.programs import hidden_roots, mounts_for, python_env
 
     ext_dir.mkdir(parents=True, exist_ok=True)
     where = boundary()
+    header_notes = []
+    if fast and pch_root is not None:
+        from engine.build.fastinline.shared_header import ensure_header
+
+        for cflags, includes in load_inline_extras(source) or [((), ())]:
+            header = ensure_header(pch_root, cflags, includes)
+            if not header.ok:
+                header_notes.append(f"shared header for {list(cflags)} not built: {header.log[-500:]}")
     folder = Path(tempfile.mkdtemp(prefix="prebuild-", dir=_sandbox_root()))
     try:
         (folder / "candidate.py").write_text(source)
@@ -141,18 +194,37 @@ def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
                            limits=JobLimits(memory_mb=16384, processes=256, cpu_seconds=int(timeout_s) * 4))
         inside = scratch_inside(spec, where)
         extensions = EXTENSIONS_INSIDE if where.namespaced else str(ext_dir)
-        spec.argv = [sys.executable, "-m", "engine.verify.runner.prebuild", f"{inside}/candidate.py"]
-        spec.mounts = [*mounts_for(RUNNER_PACKAGES, where)] + (
+        program = "engine.build.fastinline.prebuild" if fast else "engine.verify.runner.prebuild"
+        spec.argv = [sys.executable, "-m", program, f"{inside}/candidate.py"]
+        spec.mounts = [*mounts_for(PREBUILD_PACKAGES, where)] + (
             [Mount(ext_dir, EXTENSIONS_INSIDE, writable=True)] if where.namespaced else [])
-        spec.env = python_env(RUNNER_PACKAGES, where, TORCH_EXTENSIONS_DIR=extensions,
+        if fast and pch_root is not None:
+            Path(pch_root).mkdir(parents=True, exist_ok=True)
+            spec.argv += ["--pch", PCH_INSIDE if where.namespaced else str(pch_root)]
+            spec.mounts += [Mount(Path(pch_root), PCH_INSIDE)] if where.namespaced else []
+        code = python_env(PREBUILD_PACKAGES, where)["PYTHONPATH"]
+        spec.env = python_env(PREBUILD_PACKAGES, where, PYTHONPATH=os.pathsep.join([code, *_parser_roots()]),
+                              TORCH_EXTENSIONS_DIR=extensions,
                               TORCH_CUDA_ARCH_LIST=torch_arch_list(arch), CUDA_VISIBLE_DEVICES="",
                               MAX_JOBS=str(max(1, os.cpu_count() or 1)))
         done = run(spec, timeout_s=timeout_s)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    notes = "".join(f"{note}\n" for note in header_notes)
     if done.timed_out:
-        return False, f"load_inline build timed out after {timeout_s:.0f} s"
-    return done.returncode == 0, (done.stdout + done.stderr).decode("utf-8", "replace")[-20000:]
+        return False, f"{notes}load_inline build timed out after {timeout_s:.0f} s"
+    return done.returncode == 0, notes + (done.stdout + done.stderr).decode("utf-8", "replace")[-20000:]
+
+
+def _parser_roots() -> list[str]:
+    """Where tree-sitter is installed, for the prebuild's PYTHONPATH: the fast build's cut parses with it, and
+    a machine may have it outside the interpreter's own site-packages (a `pip --target` folder)."""
+    roots = []
+    for name in ("tree_sitter", "tree_sitter_cuda"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            roots.append(str(Path(spec.origin).parent.parent))
+    return list(dict.fromkeys(roots))
 
 
 def _sandbox_root() -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from engine.verify.runner import audit
+from engine.verify.runner import audit, prebuilt
 from engine.verify.runner.failures import from_exception, plain
 from engine.verify.runner.guards import ProcessGuard
 from engine.verify.runner.scrub import scrub_free_blocks
@@ -52,6 +52,7 @@ class TorchCandidate:
         if spec.flavor == "load_inline":
             os.environ["TORCH_EXTENSIONS_DIR"] = self.extensions_root
             os.environ["TORCH_CUDA_ARCH_LIST"] = spec.arch_list
+            prebuilt.install()  # a library the prebuild built the fast way loads without ninja
         started = _perf_counter()
         try:
             code = compile(spec.source, str(path), "exec")
