@@ -289,3 +289,13 @@ def test_both_builds_give_identical_outputs_on_the_gpu(tmp_path):
         assert all(r.ok for r in rows), rows
     checks = [bench.check_one(name, tmp_path, "9.0") for name, _ in sources]
     assert all(c.same_outputs and c.same_functions and c.same_sass for c in checks), checks
+
+
+def test_a_gpu_pool_builds_the_shared_headers_ahead_of_the_first_candidate(tmp_path, monkeypatch):
+    from engine.build.fastinline import shared_header
+    from engine.verify.evaluate import warm_shared_headers
+
+    asked: list = []
+    monkeypatch.setattr(shared_header, "warm_headers", lambda root: asked.append(root) or [])
+    warm_shared_headers(tmp_path / "pch").join(timeout=10)
+    assert asked == [tmp_path / "pch"]

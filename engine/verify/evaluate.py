@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -63,6 +64,23 @@ class VerifyOptions:
     suspicious_speedup: float | None = None  # None: settings.suspicious_speedup
 
 
+def warm_shared_headers(root: Path) -> threading.Thread:
+    """Build the precompiled torch headers load_inline candidates share, beside the pool's start and off
+    its path: otherwise the first such candidate waits for them (about 35 s on the H200 machine)."""
+    def warm() -> None:
+        from engine.build.fastinline.shared_header import warm_headers
+
+        try:
+            for header in warm_headers(root):
+                log.info("shared header %s", header)
+        except Exception as exc:  # noqa: BLE001 - a candidate builds its header itself if this failed
+            log.warning("shared headers not built ahead: %s", exc)
+
+    thread = threading.Thread(target=warm, name="warm-shared-headers", daemon=True)
+    thread.start()
+    return thread
+
+
 @dataclass
 class Verifier:
     """A pool plus the settings it was made with; reuse one for many candidates (workers stay warm)."""
@@ -88,6 +106,8 @@ class Verifier:
         if self.pool is None:
             self.pool = WorkerPool(config=PoolConfig.from_settings(self.settings))
             announce_boundary()
+            if self.pool.gpu:
+                warm_shared_headers(self.settings.cache_dir / "build" / "pch")
         return self.pool
 
     def close(self) -> None:
