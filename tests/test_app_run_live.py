@@ -176,3 +176,46 @@ def test_a_run_of_ten_thousand_candidates_opens_quickly_and_pages(controls) -> N
     started = time.monotonic()
     at.run()  # nothing changed: the cached reads answer
     assert time.monotonic() - started < 10
+
+
+
+def _run_checks(check, args: tuple, times: int) -> None:
+    """An AppTest script: the live page's check, run `times` times in a row as its timer would."""
+    for _ in range(times):
+        check(*args)
+
+
+def test_an_open_live_page_checks_once_a_second_and_a_check_with_nothing_new_reads_and_draws_nothing(
+        controls, monkeypatch) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from app.components import data
+
+    real_fragment, timers = st.fragment, []
+
+    def fragment(func, *, run_every=None, **kwargs):
+        wrapped = real_fragment(func, run_every=run_every, **kwargs)
+
+        def call(*args):
+            if run_every:
+                timers.append((func, run_every, args))
+            return wrapped(*args)
+        return call
+
+    monkeypatch.setattr(st, "fragment", fragment)
+    run_id, _ = seed_run(3)
+    at = _open(run_id)
+    [(check, every, args)] = timers
+    assert every >= 1.0
+    reads: list[str] = []
+    for name in ("run_progress", "run_summary", "run_rounds", "run_points", "run_roofline", "candidate"):
+        real = getattr(data, name)
+        monkeypatch.setattr(data, name, lambda *a, _real=real, _name=name, **k: reads.append(_name) or _real(*a, **k))
+    checks = AppTest.from_function(_run_checks, args=(check, args, 20))
+    key = f"live_check_{run_id}"
+    checks.session_state[key] = at.session_state[key]
+    checks.run()
+    assert not checks.exception
+    assert reads.count("run_progress") <= 1 and set(reads) <= {"run_progress"}  # the status, if its read came due
+    assert not checks.main.children

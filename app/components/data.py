@@ -1,9 +1,9 @@
 """Cached reads for the pages, and the process-wide event watcher.
 
-A live run view reruns several times a second, so its reads are cached on a run's fingerprint
-(`RunProgress.version`): the cache answers until a new round, verdict or event changes it, and
-10k stored candidates cost one query per change, not one per rerun. Lists without a fingerprint
-get a short time-to-live instead.
+A live run view is drawn again whenever its run changes, so its reads are cached on the run's
+fingerprint (`RunProgress.version`): the cache answers until a new round, verdict or event changes
+it, and 10k stored candidates cost one query per change, not one per rerun. Lists without a
+fingerprint get a short time-to-live instead.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The Run (live) page's parts: header, controls, the live round list, round panel, charts.
 
-Live updates: the metrics and the round list sit in a fragment that reruns every LIVE_INTERVAL_S
-while the run can change. A tick compares the watcher's newest event number (watchdog on the
-run's event folder, kept in memory) with the last one seen; only then does it read the database,
-through reads cached on the run's fingerprint. So an idle tick costs a dictionary lookup, a new
-round is drawn by the fragment alone, and the rest of the page (charts, round panel) follows with
-a page rerun at most every PAGE_REFRESH_S.
+Live updates: while the run can change, a fragment checks every CHECK_EVERY_S whether it did (see
+`app.components.live_check`): the watcher's newest event number, kept in memory, against the one drawn,
+and now and then the run's fingerprint in the database. A check that finds nothing new draws nothing and
+reads nothing, so an open tab costs next to no CPU between rounds; one that does find something draws
+the whole page again (metrics, round list, charts, round panel), through reads cached on the run's
+fingerprint, at most every REDRAW_EVERY_S.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from app.components.code import language_of, show_code, show_diff
 from app.components.diagnostics import configs_frame, show_diagnostics
 from app.components.errors import shown_errors
 from app.components.flag_review import flag_panel
+from app.components.live_check import CHECK_EVERY_S, LiveCheck
 from app.components.style import (
     fmt_speedup,
     fmt_us,
@@ -34,9 +35,6 @@ from app.components.style import (
 from app.components.widgets import pager
 from db.queries import CandidateDetail, RoundRow, RunProgress, RunSummary
 
-LIVE_INTERVAL_S = 0.25
-STATUS_CHECK_EVERY = 8  # ticks between DB status checks (a run can end without a new event)
-PAGE_REFRESH_S = 3.0  # at most this often a new round also redraws the charts and the round panel
 ROUNDS_PER_PAGE = 15
 
 
@@ -91,40 +89,13 @@ def metrics(run: RunSummary, progress: RunProgress) -> None:
     cols[3].metric("Best speedup", fmt_speedup(run.best_speedup))
 
 
-def live_rounds(run: RunSummary, folder: Path, drawn_seq: int, drawn_version: tuple, selected: int | None) -> None:
-    """The live part: metrics and the round list, in a fragment that polls while the run can change."""
-    live = not (run.is_terminal or run.recorded)
-    st.fragment(_live_body, run_every=LIVE_INTERVAL_S if live else None)(
-        run.id, folder if live else None, drawn_seq, drawn_version, selected)
-
-
-def _live_body(run_id: int, folder: Path | None, drawn_seq: int, drawn_version: tuple,
-               selected: int | None) -> None:
-    """One tick: on a new event, draw the new rounds here at once; rerun the whole page soon after.
-
-    Only this fragment reruns on a tick, so a new round reaches the browser without the charts
-    and the round panel being rebuilt first; the page rerun that follows brings those up to date.
-    """
-    state = st.session_state.setdefault(f"live_{run_id}", {"ticks": 0, "seq": None, "progress": None,
-                                                           "due": None, "page_drawn": 0.0})
-    now = time.monotonic()
-    state["ticks"] += 1
-    if state["due"] is not None and now >= state["due"]:
-        state["due"], state["page_drawn"] = None, now
-        st.rerun()
-    watcher = data.get_watcher() if folder is not None else None
-    seq = watcher.latest(folder) if watcher is not None else drawn_seq
-    progress = state["progress"]
-    if (progress is None or seq != state["seq"] or progress.version != drawn_version
-            or state["ticks"] % STATUS_CHECK_EVERY == 0):
-        progress = data.run_progress(run_id)
-        state["seq"], state["progress"] = seq, progress
-    if progress is None:
-        return
-    run = data.run_summary(run_id, progress.version)
-    if watcher is not None:
-        st.caption(f":green[●] Live: watching the run's event folder ({watcher.mode(folder)}); last event #{seq}. "
-                   "New rounds appear on their own.")
+def live_rounds(run: RunSummary, progress: RunProgress, folder: Path, seq: int, selected: int | None) -> None:
+    """Metrics and the round list, as of event `seq`; on a run that can still change, the live check too."""
+    if not (run.is_terminal or run.recorded):
+        st.session_state[f"live_check_{run.id}"] = LiveCheck.drawn(seq, progress.version, time.monotonic())
+        st.fragment(_live_check, run_every=CHECK_EVERY_S)(run.id, folder)
+        st.caption(f":green[●] Live: watching the run's event folder ({data.get_watcher().mode(folder)}); "
+                   f"last event #{seq}. New rounds appear on their own.")
     elif run.recorded:
         st.caption("Recorded runs are read-only: results measured on a GPU, stored; nothing new will arrive.")
     else:
@@ -132,10 +103,24 @@ def _live_body(run_id: int, folder: Path | None, drawn_seq: int, drawn_version: 
     metrics(run, progress)
     st.markdown("#### Rounds")
     rounds_list(run, (*progress.version, seq), selected)
-    if folder is not None and state["due"] is None and (seq != drawn_seq or progress.version != drawn_version):
-        # The rest of the page (charts, round panel) follows at most every PAGE_REFRESH_S, so a run
-        # that streams rounds quickly does not keep the browser busy redrawing charts.
-        state["due"] = max(now + LIVE_INTERVAL_S, state["page_drawn"] + PAGE_REFRESH_S)
+
+
+def _live_check(run_id: int, folder: Path) -> None:
+    """One check of an open tab: draws nothing; has the whole page drawn again when the run changed.
+
+    Runs as a fragment every CHECK_EVERY_S, so it must stay cheap: the event number comes from the
+    watcher's memory, and the database is asked only when `LiveCheck.due` says so.
+    """
+    check = st.session_state.get(f"live_check_{run_id}")
+    if check is None:
+        return
+    if check.due(data.get_watcher().latest(folder), time.monotonic(), lambda: _fingerprint(run_id)):
+        st.rerun()
+
+
+def _fingerprint(run_id: int) -> tuple | None:
+    progress = data.run_progress(run_id)
+    return None if progress is None else progress.version
 
 
 def _send(run_id: int, action: str, payload: dict | None, done: str) -> None:

@@ -30,7 +30,7 @@ run_view.controls(run, selected)
 
 rounds_col, detail_col = st.columns([5, 8], gap="large")
 with rounds_col:
-    run_view.live_rounds(run, folder, seen, progress.version, selected)
+    run_view.live_rounds(run, progress, folder, seen, selected)
 with detail_col:
     run_view.chart_panel(run, version, selected)
     detail = data.candidate(selected, version) if selected is not None else None
