@@ -20,6 +20,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from engine.sandbox.procfs import process_stats
+
 CLAIMS_DIR = Path(tempfile.gettempdir()) / "refinery-cores"
 
 
@@ -65,19 +67,7 @@ def siblings(cpus: Iterable[int]) -> dict[int, frozenset[int]]:
 
 def _parents() -> dict[int, int]:
     """pid → parent pid for every process visible in /proc."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        with contextlib.suppress(IndexError, ValueError):
-            parents[int(entry)] = int(fields[1])
-    return parents
+    return {pid: stat.parent for pid, stat in process_stats().items()}
 
 
 def descendants(roots: Iterable[int], parents: dict[int, int] | None = None) -> set[int]:

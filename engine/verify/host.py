@@ -10,13 +10,13 @@ when a CPU timing shared its cores with busy processes.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 
 from engine.sandbox.affinity import descendants, format_cpu_list, process_cpus
+from engine.sandbox.procfs import ProcStat, process_stats
 
 BUSY_PCT = 5.0  # of one core over the window: below this a process is not named
 BUSY_KEPT = 5  # names kept, busiest first
@@ -101,30 +101,9 @@ def notes_for(record: HostRecord | None, clock: str | None) -> list[str]:
 # --- watching ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Proc:
-    name: str
-    parent: int
-    ticks: int
-
-
-def _scan() -> dict[int, _Proc]:
+def _scan() -> dict[int, ProcStat]:
     """Every process's name, parent and CPU time so far (user + system, in clock ticks)."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        close = stat.rfind(b")")
-        fields = stat[close + 2:].split()
-        with contextlib.suppress(IndexError, ValueError):
-            name = stat[stat.find(b"(") + 1:close].decode("utf-8", "replace")
-            found[int(entry)] = _Proc(name, int(fields[1]), int(fields[11]) + int(fields[12]))
-    return found
+    return process_stats()
 
 
 def _program(name: str) -> str:
