@@ -219,3 +219,18 @@ def test_an_open_live_page_checks_once_a_second_and_a_check_with_nothing_new_rea
     assert not checks.exception
     assert reads.count("run_progress") <= 1 and set(reads) <= {"run_progress"}  # the status, if its read came due
     assert not checks.main.children
+
+
+def test_an_llm_runs_replies_are_shown_as_they_stream(controls, refinery_home) -> None:
+    from engine.propose.reply_files import ReplyStreams
+
+    run_id = make_run(proposer="llm")
+    streams = ReplyStreams(refinery_home / "runs" / str(run_id) / "stream", step=0)
+    streams.complete(1, "Tiling the rows.\n```python\nclass ModelNew:", "Thinking: rows are independent.")
+    at = _open(run_id)
+    assert not at.exception and not at.error
+    assert "#### Step 0: replies arriving" in [m.value for m in at.markdown]
+    assert any("class ModelNew:" in c.value for c in at.code)
+    assert any("Reasoning" in e.label for e in at.expander)
+    library_run = make_run()
+    assert not any("replies arriving" in m.value for m in _open(library_run).markdown)

@@ -96,6 +96,8 @@ def live_rounds(run: RunSummary, progress: RunProgress, folder: Path, seq: int, 
         st.fragment(_live_check, run_every=CHECK_EVERY_S)(run.id, folder)
         st.caption(f":green[●] Live: watching the run's event folder ({data.get_watcher().mode(folder)}); "
                    f"last event #{seq}. New rounds appear on their own.")
+        if run.proposer == "llm":
+            st.fragment(_streaming_replies, run_every=CHECK_EVERY_S)(folder.parent / "stream")
     elif run.recorded:
         st.caption("Recorded runs are read-only: results measured on a GPU, stored; nothing new will arrive.")
     else:
@@ -103,6 +105,33 @@ def live_rounds(run: RunSummary, progress: RunProgress, folder: Path, seq: int, 
     metrics(run, progress)
     st.markdown("#### Rounds")
     rounds_list(run, (*progress.version, seq), selected)
+
+
+STREAM_FRESH_S = 20.0  # a reply file this recent belongs to the step being asked now
+
+
+def _streaming_replies(folder: Path) -> None:
+    """The LLM's replies of the step being asked, as they form (the run process writes them a few times a
+    second): the answer as text, the reasoning folded. Nothing is drawn once the step's replies are old."""
+    from engine.propose.reply_files import latest_replies
+
+    if not folder.is_dir():
+        return
+    newest = max((p.stat().st_mtime for p in folder.glob("*.txt")), default=0.0)
+    if time.time() - newest > STREAM_FRESH_S:
+        return
+    replies = latest_replies(folder)
+    step = max(key[0] for key in replies)
+    st.markdown(f"#### Step {step}: replies arriving")
+    for sample in sorted({key[1] for key in replies if key[0] == step}):
+        reasoning, answer = replies.get((step, sample, "reasoning")), replies.get((step, sample, "answer"))
+        st.caption(f"sample {sample}: {len(answer or ''):,} characters of answer"
+                   + (f", {len(reasoning):,} of reasoning" if reasoning else ""))
+        if reasoning:
+            with st.expander("Reasoning (kept apart from the answer)", expanded=False):
+                st.text(reasoning[-4000:])
+        if answer:
+            st.code(answer[-6000:], language="markdown", wrap_lines=True)
 
 
 def _live_check(run_id: int, folder: Path) -> None:
