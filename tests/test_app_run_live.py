@@ -232,5 +232,6 @@ def test_an_llm_runs_replies_are_shown_as_they_stream(controls, refinery_home) -
     assert "#### Step 0: replies arriving" in [m.value for m in at.markdown]
     assert any("class ModelNew:" in c.value for c in at.code)
     assert any("Reasoning" in e.label for e in at.expander)
+    assert any("no LLM calls" in c.value for c in at.caption)  # tokens and cost, once calls are stored
     library_run = make_run()
     assert not any("replies arriving" in m.value for m in _open(library_run).markdown)

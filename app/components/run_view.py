@@ -87,6 +87,10 @@ def metrics(run: RunSummary, progress: RunProgress) -> None:
     cols[1].metric("Candidates", f"{run.candidates:,}")
     cols[2].metric("Correct", f"{run.correct:,}")
     cols[3].metric("Best speedup", fmt_speedup(run.best_speedup))
+    if run.proposer == "llm":
+        from engine.usage import run_usage
+
+        st.caption(f":material/token: {run_usage(run.id).describe()}")
 
 
 def live_rounds(run: RunSummary, progress: RunProgress, folder: Path, seq: int, selected: int | None) -> None:
