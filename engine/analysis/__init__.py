@@ -1,6 +1,6 @@
-"""Diagnostics of candidates: static (ptxas resources, SASS mix, occupancy, source structure,
-coalescing and bank-conflict estimates), dynamic (ncu metrics, NVML energy), the roofline and a
-bottleneck class.
+"""Diagnostics of candidates: static (ptxas resources, SASS mix with source lines, occupancy, source
+structure, coalescing and bank-conflict estimates, per-warp branch splits and loop trip counts),
+dynamic (ncu metrics, NVML energy), the roofline and a bottleneck class.
 
 Entry points: `analyse_candidate` → `StaticReport` (no GPU needed); `analyse_file` → `FileAnalysis`
 (the same report and the run's feedback for any CUDA file, `refinery analyze`); `profile_command` → `NcuProfile`

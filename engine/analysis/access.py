@@ -4,16 +4,18 @@ For each `a[i]` on global or shared memory the byte addresses of warp 0's lanes 
 (see `interp`/`evaluator`). Global: the distinct 32-byte sectors the warp touches per request,
 which ncu reports as sectors/request (4 is ideal for 4-byte elements, 32 is one sector per lane).
 Shared: the wavefronts the access needs (1 = conflict-free; 32 = every lane in one bank).
+Accesses inside `__device__` helpers are followed into the helper with the caller's arguments and
+reported at the call site, since that is where a kernel's author changes the index.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from engine.analysis.cuda_ast import FunctionDef, Macro, Node, call_name, enclosing, line_of, text, walk
-from engine.analysis.evaluator import Env, Evaluator, Pointer, Undefined, Unknown
+from engine.analysis.evaluator import Env, Evaluator, Pointer, Undefined, Unknown, Value
 from engine.analysis.interp import Context, Interpreter
 
 SECTOR_BYTES = 32
@@ -24,6 +26,8 @@ BLOCK_INDEX = (1, 1, 0)
 LOAD_INTRINSICS = ("__ldg", "__ldcg", "__ldcs", "__ldca", "__ldlu", "__ldcv")
 ATOMICS = ("atomicAdd", "atomicSub", "atomicMax", "atomicMin", "atomicExch", "atomicCAS", "atomicAnd",
            "atomicOr", "atomicXor", "atomicInc", "atomicDec", "atomicAdd_block", "atomicAdd_system")
+MAX_HELPER_DEPTH = 4  # helpers calling helpers: deeper chains are not followed
+PADDINGS = (1, 2, 3, 4)  # row lengths tried around a conflicting tile's declared one
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,9 @@ class AccessEstimate:
     wavefronts: int | None = None  # shared: wavefronts per request
     ideal_wavefronts: int | None = None
     reason: str = ""  # why nothing could be estimated
+    dims: tuple[int | None, ...] = ()  # the array's declared extents (shared and local arrays)
+    padded_extent: int | None = None  # shared tile: the row length that serves all its accesses best, if better
+    padded_wavefronts: int | None = None  # this access's wavefronts with that row length
 
     @property
     def known(self) -> bool:
@@ -89,6 +96,15 @@ def shared_wavefronts(addresses: np.ndarray, width: int) -> tuple[int, int]:
     return total, ideal
 
 
+def _tile_cost(tile: list[tuple[AccessEstimate, np.ndarray]], declared: int, extent: int) -> tuple[float, list[int]]:
+    """Loop-weighted wavefronts of a tile's accesses (element offsets per lane) with rows of `extent`."""
+    waves = []
+    for access, elements in tile:
+        moved = (elements // declared) * extent + elements % declared
+        waves.append(shared_wavefronts(moved * access.elem_bytes, access.elem_bytes)[0])
+    return sum(access.weight * w for (access, _), w in zip(tile, waves, strict=True)), waves
+
+
 def lane_indices(block: tuple[int, int, int], lanes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """threadIdx.{x,y,z} of the first `lanes` threads of a block (x varies fastest)."""
     linear = np.arange(lanes, dtype=np.int64)
@@ -118,50 +134,124 @@ def _kind(node: Node) -> str | None:
     return "load"
 
 
+def kernel_environment(kernel: FunctionDef, ev: Evaluator, block: tuple[int, int, int],
+                       grid: tuple[int, int, int] | None, scalars: dict[str, int | float],
+                       shared: tuple[Node, ...] = (),
+                       block_index: tuple[int, int, int] = BLOCK_INDEX) -> tuple[Env, list[str]]:
+    """The scope a kernel starts with for `ev.lanes` threads of block `block_index`: built-ins, parameters
+    (pointers at offset 0; sizes from `scalars`, else DEFAULT_SCALAR, returned as assumed), template
+    arguments, and the file-scope `__shared__` arrays `shared`."""
+    env = Env()
+    assumed: list[str] = []
+    tx, ty, tz = lane_indices(block, ev.lanes)
+    env.define("threadIdx", (tx, ty, tz))
+    env.define("blockIdx", tuple(ev.const(v) for v in block_index))
+    env.define("blockDim", tuple(ev.const(v) for v in block))
+    env.define("gridDim", tuple(ev.const(v) for v in (grid or (1024, 64, 1))))
+    for param in kernel.params:
+        if param.is_pointer:
+            env.define(param.name, Pointer(param.name, "global", ev.elem_bytes_of(param.type_name),
+                                           ev.const(0), (), param.type_name))
+        elif param.name in scalars:
+            env.define(param.name, ev.const(scalars[param.name]))
+        elif param.type_name in ("float", "double", "half", "__half"):
+            env.define(param.name, Undefined(f"`{param.name}` is a floating-point argument"))
+        else:
+            env.define(param.name, ev.const(DEFAULT_SCALAR))
+            assumed.append(param.name)
+    for name in kernel.template_params:
+        if name in scalars:
+            env.define(name, ev.const(scalars[name]))
+    declare = Interpreter(ev, lambda node, scope, ctx: None)
+    for declaration in shared:
+        declare.declaration(declaration, env, Context())
+    return env, assumed
+
+
+def bind_arguments(function: FunctionDef, call: Node, ev: Evaluator, env: Env) -> Env:
+    """A helper's scope for one call: its parameters bound to the caller's values (pointers stay
+    pointers, so an access through one lands on the caller's array)."""
+    args_node = call.child_by_field_name("arguments")
+    args = [c for c in args_node.children if c.is_named and c.type != "comment"] if args_node else []
+    scope = Env(parent=env.root())
+    for param, arg in zip(function.params, args, strict=False):
+        value: Value | None
+        try:
+            value = ev.pointer(arg, env)
+            if value is None:
+                value = ev.value(arg, env)
+        except Unknown as exc:
+            value = Undefined(str(exc), exc.names)
+        scope.define(param.name, value)
+    return scope
+
+
 class AccessCollector:
     """Visits a kernel and records one estimate per global/shared access it can resolve."""
 
     def __init__(self, kernel: FunctionDef, block: tuple[int, int, int], grid: tuple[int, int, int] | None,
                  scalars: dict[str, int | float], macros: dict[str, Macro], device_functions: dict,
-                 default_elem_bytes: int = 4) -> None:
+                 default_elem_bytes: int = 4, shared: tuple[Node, ...] = ()) -> None:
         self.kernel = kernel
         self.block = block
         self.lanes = max(1, min(32, block[0] * block[1] * block[2]))
         self.ev = Evaluator(self.lanes, macros, device_functions, default_elem_bytes)
         self.scalars = scalars
         self.grid = grid or (1024, 64, 1)
+        self.shared = shared
         self.accesses: list[AccessEstimate] = []
         self.assumed: list[str] = []
-        self._seen: set[tuple[int, int]] = set()
+        self._seen: set[tuple] = set()
+        self._calls: list[Node] = []  # the helper calls being followed, outermost first
+        self._tiles: list[tuple[int, np.ndarray]] = []  # (index in accesses, element offsets) of 2-D shared tiles
 
     def environment(self) -> Env:
-        env = Env()
-        ev = self.ev
-        tx, ty, tz = lane_indices(self.block, self.lanes)
-        env.define("threadIdx", (tx, ty, tz))
-        env.define("blockIdx", tuple(ev.const(v) for v in BLOCK_INDEX))
-        env.define("blockDim", tuple(ev.const(v) for v in self.block))
-        env.define("gridDim", tuple(ev.const(v) for v in self.grid))
-        for param in self.kernel.params:
-            if param.is_pointer:
-                env.define(param.name, Pointer(param.name, "global", ev.elem_bytes_of(param.type_name),
-                                               ev.const(0), (), param.type_name))
-            elif param.name in self.scalars:
-                env.define(param.name, ev.const(self.scalars[param.name]))
-            elif param.type_name in ("float", "double", "half", "__half"):
-                env.define(param.name, Undefined(f"`{param.name}` is a floating-point argument"))
-            else:
-                env.define(param.name, ev.const(DEFAULT_SCALAR))
-                self.assumed.append(param.name)
-        for name in self.kernel.template_params:
-            if name in self.scalars:
-                env.define(name, ev.const(self.scalars[name]))
+        env, self.assumed = kernel_environment(self.kernel, self.ev, self.block, self.grid, self.scalars,
+                                               self.shared)
         return env
 
     def run(self) -> list[AccessEstimate]:
         if self.kernel.body is not None:
             Interpreter(self.ev, self.visit, decide=self.decide).run(self.kernel.body, self.environment())
+            self.suggest_padding()
         return self.accesses
+
+    def suggest_padding(self) -> None:
+        """For each shared tile with a bank conflict, the row length (declared ± a few elements) that
+        gives the fewest wavefronts over all its accesses, loop-weighted; a tie keeps rows 16-byte
+        aligned (128-bit shared loads) and changes the declaration least. Recorded only if it helps."""
+        by_array: dict[str, list[tuple[int, np.ndarray]]] = {}
+        for index, elements in self._tiles:
+            by_array.setdefault(self.accesses[index].array, []).append((index, elements))
+        for entries in by_array.values():
+            first = self.accesses[entries[0][0]]
+            if max(self.accesses[i].excess for i, _ in entries) < 2 or first.dims[-1] is None:
+                continue
+            declared = first.dims[-1]
+            widest = max(int(e.max() % declared) for _, e in entries)
+            candidates = [declared + p for p in PADDINGS] + [declared - p for p in PADDINGS if declared - p > widest]
+            tile = [(self.accesses[i], e) for i, e in entries]
+            current = _tile_cost(tile, declared, declared)[0]
+            best = min(candidates, key=lambda c: (_tile_cost(tile, declared, c)[0], (c * first.elem_bytes) % 16 != 0,
+                                                  abs(c - declared)))
+            total, waves = _tile_cost(tile, declared, best)
+            if total < current:
+                for (index, _), wavefronts in zip(entries, waves, strict=True):
+                    self.accesses[index] = replace(self.accesses[index], padded_extent=best,
+                                                   padded_wavefronts=wavefronts)
+
+    def helper(self, call: Node, env: Env, ctx: Context) -> None:
+        """Follow a `__device__` helper's body with this call's arguments: its accesses are the caller's."""
+        function = self.ev.device_functions.get(call_name(call))
+        if function is None or function.body is None or len(self._calls) >= MAX_HELPER_DEPTH \
+                or any(call_name(c) == function.name for c in self._calls):
+            return
+        scope = bind_arguments(function, call, self.ev, env)
+        self._calls.append(call)
+        try:
+            Interpreter(self.ev, self.visit).run(function.body, scope, ctx)
+        finally:
+            self._calls.pop()
 
     def decide(self, condition: Node, env: Env) -> int | None:
         """The arm every thread takes when the condition reads only scalar arguments the launch gave
@@ -199,6 +289,8 @@ class AccessCollector:
                 self.dereference(current, env, ctx)
             elif current.type == "call_expression":
                 self.pointer_call(current, env, ctx)
+                if call_name(current) in self.ev.device_functions:
+                    self.helper(current, env, ctx)
             stack.extend(reversed(current.children))
 
     def pointer_call(self, node: Node, env: Env, ctx: Context) -> None:
@@ -286,13 +378,16 @@ class AccessCollector:
 
     def record(self, node: Node, array: Pointer, kind: str, ctx: Context, offsets: np.ndarray | None,
                reason: str) -> None:
-        key = (node.start_byte, node.end_byte)
+        key = (tuple(c.start_byte for c in self._calls), node.start_byte, node.end_byte)
         if key in self._seen:
             return
         self._seen.add(key)
         width = array.elem_bytes
-        common = dict(kernel=self.kernel.name, line=line_of(node), expression=text(node)[:120], array=array.root,
-                      space=array.space, kind=kind, elem_bytes=width, loop_depth=ctx.loop_depth)
+        line, expression = line_of(node), text(node)
+        if self._calls:  # an access inside a helper: reported where the kernel calls it
+            line, expression = line_of(self._calls[0]), f"{text(self._calls[0])} → {expression}"
+        common = dict(kernel=self.kernel.name, line=line, expression=expression[:120], array=array.root,
+                      space=array.space, kind=kind, elem_bytes=width, loop_depth=ctx.loop_depth, dims=array.dims)
         if offsets is None:
             self.accesses.append(AccessEstimate(**common, reason=reason or "address not known statically"))
             return
@@ -304,15 +399,18 @@ class AccessCollector:
                                                 lane_stride_bytes=stride))
         else:
             wavefronts, ideal = shared_wavefronts(addresses, width)
+            if len(array.dims) >= 2 and not self._calls and np.all(addresses % width == 0):
+                self._tiles.append((len(self.accesses), addresses // width))
             self.accesses.append(AccessEstimate(**common, wavefronts=wavefronts, ideal_wavefronts=ideal,
                                                 lane_stride_bytes=stride))
 
 
 def estimate_accesses(kernel: FunctionDef, block: tuple[int, int, int], grid: tuple[int, int, int] | None = None,
                       scalars: dict[str, int | float] | None = None, macros: dict[str, Macro] | None = None,
-                      device_functions: dict | None = None,
-                      default_elem_bytes: int = 4) -> tuple[list[AccessEstimate], list[str]]:
-    """Estimates for every access of `kernel` launched with `block`, and the scalars that were assumed."""
+                      device_functions: dict | None = None, default_elem_bytes: int = 4,
+                      shared: tuple[Node, ...] = ()) -> tuple[list[AccessEstimate], list[str]]:
+    """Estimates for every access of `kernel` launched with `block`, and the scalars that were assumed;
+    `shared`: the unit's file-scope `__shared__` declarations."""
     collector = AccessCollector(kernel, block, grid, scalars or {}, macros or {}, device_functions or {},
-                                default_elem_bytes)
+                                default_elem_bytes, shared)
     return collector.run(), collector.assumed

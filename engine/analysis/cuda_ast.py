@@ -144,7 +144,8 @@ def _constant_body(type_name: str, value: Node) -> str | None:
 
 
 def constants(root: Node) -> dict[str, Macro]:
-    """File-scope `const`/`constexpr` numbers and dim3s, and enumerators, as object-like macros.
+    """File-scope `const`/`constexpr` numbers and dim3s, enumerators, and the `static constexpr`
+    members of structs (as `Cfg::TILE`), as object-like macros.
 
     A host launch (`<<<grid, BLOCK>>>`) or a kernel's index reads `const int BLOCK = 256;` the way
     it reads `#define BLOCK 256`; device-memory variables (`__constant__`) and mutable globals are
@@ -154,6 +155,11 @@ def constants(root: Node) -> dict[str, Macro]:
     for node in _file_scope(root):
         if node.type == "enum_specifier" and not any(c.type in ("class", "struct") for c in node.children):
             _enumerators(node, found)
+            continue
+        if node.type in ("struct_specifier", "class_specifier") or (
+                node.type == "declaration" and node.child_by_field_name("type") is not None
+                and node.child_by_field_name("type").type in ("struct_specifier", "class_specifier")):
+            _static_members(node if node.type != "declaration" else node.child_by_field_name("type"), found)
             continue
         if node.type != "declaration":
             continue
@@ -170,6 +176,28 @@ def constants(root: Node) -> dict[str, Macro]:
             if body:
                 found[text(name)] = Macro(text(name), None, strip_comments(body))
     return found
+
+
+def _static_members(node: Node, found: dict[str, Macro]) -> None:
+    """`struct Cfg { static constexpr int TILE = 32; };` gives `Cfg::TILE`."""
+    name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
+    if name is None or body is None:
+        return
+    for field_node in body.children:
+        if field_node.type != "field_declaration":
+            continue
+        qualifiers = {text(c) for c in field_node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+        value = field_node.child_by_field_name("default_value")
+        member = field_node.child_by_field_name("declarator")
+        if "static" in qualifiers and qualifiers & {"const", "constexpr"} and value is not None and member is not None:
+            found[f"{text(name)}::{text(member)}"] = Macro(f"{text(name)}::{text(member)}", None,
+                                                        strip_comments(text(value)))
+
+
+def shared_declarations(root: Node) -> list[Node]:
+    """File-scope `__shared__` arrays: every kernel of the unit sees them as its own block's memory."""
+    return [node for node in _file_scope(root) if node.type == "declaration"
+            and any(text(c) == "__shared__" for c in node.children)]
 
 
 def _enumerators(node: Node, found: dict[str, Macro]) -> None:
@@ -209,6 +237,7 @@ class FunctionDef:
     qualifiers: frozenset[str]  # __global__, __device__, __host__, __forceinline__
     template_params: list[str] = field(default_factory=list)
     launch_bounds: tuple[str, ...] = ()  # argument texts of __launch_bounds__
+    template_defaults: dict[str, str] = field(default_factory=dict)  # `template <int TILE = 32>`: TILE -> "32"
 
     @property
     def is_kernel(self) -> bool:
@@ -256,6 +285,7 @@ def _function(node: Node) -> FunctionDef | None:
         if child.type == "launch_bounds":
             bounds = tuple(text(c) for c in child.children if c.type not in ("__launch_bounds__", "(", ")", ","))
     template_params: list[str] = []
+    defaults: dict[str, str] = {}
     parent = node.parent
     if parent is not None and parent.type == "template_declaration":
         plist = parent.child_by_field_name("parameters")
@@ -263,11 +293,15 @@ def _function(node: Node) -> FunctionDef | None:
             inner = child.child_by_field_name("declarator") or child.child_by_field_name("name")
             if inner is not None:
                 template_params.append(text(inner))
+                default = child.child_by_field_name("default_value")
+                if default is not None:
+                    defaults[text(inner)] = text(default)
             elif child.type in ("type_parameter_declaration",):
                 template_params.extend(text(c) for c in child.children if c.type == "type_identifier")
     name = text(name_node).split("::")[-1]
     return FunctionDef(name=name, node=node, body=node.child_by_field_name("body"), params=params,
-                       qualifiers=qualifiers, template_params=template_params, launch_bounds=bounds)
+                       qualifiers=qualifiers, template_params=template_params, launch_bounds=bounds,
+                       template_defaults=defaults)
 
 
 def functions(root: Node) -> list[FunctionDef]:

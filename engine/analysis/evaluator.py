@@ -66,6 +66,13 @@ class Env:
     def child(self) -> Env:
         return Env(parent=self)
 
+    def root(self) -> Env:
+        """The outermost scope: the names a function starts with (threadIdx, blockIdx, its parameters)."""
+        scope = self
+        while scope.parent is not None:
+            scope = scope.parent
+        return scope
+
     def lookup(self, name: str) -> Value:
         scope: Env | None = self
         while scope is not None:
@@ -173,6 +180,8 @@ class Evaluator:
             return self.const(_BUILTIN_CONSTANTS.get(text(node), 0))
         if kind == "identifier":
             return self.identifier(text(node), env)
+        if kind == "qualified_identifier":
+            return self.qualified(node, env)
         if kind == "parenthesized_expression":
             inner = [c for c in node.children if c.is_named]
             return self.value(inner[-1], env) if inner else self.const(0)
@@ -242,6 +251,16 @@ class Evaluator:
             return self.const(_BUILTIN_CONSTANTS[name])
         raise Unknown(f"`{name}` has no value known before the kernel runs", (name,))
 
+    def qualified(self, node: Node, env: Env) -> Value:
+        """`Cfg::TILE` (a struct's static constant) or `cfg::TILE` (a namespace's, kept by its own name)."""
+        full = text(node).replace(" ", "")
+        if full in self.macros and self.macros[full].params is None:
+            return self.macro(self.macros[full], [], env)
+        name = full.rsplit("::", 1)[-1]
+        if name in self.macros and self.macros[name].params is None:
+            return self.macro(self.macros[name], [], env)
+        raise Unknown(f"`{full}` has no value known before the kernel runs", (full,))
+
     def field(self, node: Node, env: Env) -> Value:
         base = self.value(node.child_by_field_name("argument"), env)
         member = text(node.child_by_field_name("field"))
@@ -295,7 +314,7 @@ class Evaluator:
         """A `__device__` helper whose body is declarations and one `return expr;`."""
         if self._macro_depth > MAX_MACRO_DEPTH or function.body is None:
             raise Unknown(f"{function.name} cannot be inlined")
-        scope = Env()
+        scope = Env(parent=env.root())  # a helper sees its parameters and the built-ins (threadIdx, ...)
         for param, value in zip(function.params, args, strict=False):
             scope.define(param.name, value)
         self._macro_depth += 1
@@ -311,6 +330,39 @@ class Evaluator:
                     if expr:
                         return self.value(expr[0], scope)
             raise Unknown(f"{function.name} has no simple return")
+        finally:
+            self._macro_depth -= 1
+
+    def device_pointer(self, node: Node, env: Env) -> Pointer | None:
+        """The pointer a `__device__` helper returns (`row_of(a, r, n)` → `a + r * n`), when its body is
+        declarations and one `return`."""
+        function = self.device_functions[call_name(node)]
+        args_node = node.child_by_field_name("arguments")
+        arg_nodes = [c for c in args_node.children if c.is_named and c.type != "comment"] if args_node else []
+        if self._macro_depth > MAX_MACRO_DEPTH or function.body is None:
+            return None
+        scope = Env(parent=env.root())
+        for param, arg in zip(function.params, arg_nodes, strict=False):
+            if param.is_pointer:
+                scope.define(param.name, self.pointer(arg, env) or Undefined(f"`{text(arg)}` is not followed"))
+            else:
+                try:
+                    scope.define(param.name, self.value(arg, env))
+                except Unknown as exc:
+                    scope.define(param.name, Undefined(str(exc), exc.names))
+        self._macro_depth += 1
+        try:
+            for statement in function.body.children:
+                if statement.type == "declaration":
+                    for declarator in statement.children:
+                        if declarator.type == "init_declarator":
+                            name = text(declarator.child_by_field_name("declarator")).lstrip("*& ")
+                            value = declarator.child_by_field_name("value")
+                            scope.define(name, self.pointer(value, scope) or self.value(value, scope))
+                elif statement.type == "return_statement":
+                    expr = [c for c in statement.children if c.is_named]
+                    return self.pointer(expr[0], scope) if expr else None
+            return None
         finally:
             self._macro_depth -= 1
 
@@ -357,6 +409,15 @@ class Evaluator:
             offset = self.vector(offset_node, env) * base.elem_bytes
             return Pointer(base.root, base.space, base.elem_bytes,
                            base.offset + (offset if op == "+" else -offset), (), base.type_name)
+        if kind == "update_expression":  # `*p++` reads where p points now; `*++p` one element on
+            base = self.pointer(node.child_by_field_name("argument"), env)
+            operator = text(node.child_by_field_name("operator"))
+            if base is None or node.start_byte != node.child_by_field_name("operator").start_byte:
+                return base
+            step = base.elem_bytes if operator == "++" else -base.elem_bytes
+            return Pointer(base.root, base.space, base.elem_bytes, base.offset + step, base.dims, base.type_name)
+        if kind == "call_expression" and call_name(node) in self.device_functions:
+            return self.device_pointer(node, env)
         if kind == "pointer_expression" and text(node.child_by_field_name("operator")) == "&":
             target = node.child_by_field_name("argument")
             if target.type == "subscript_expression":

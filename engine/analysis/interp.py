@@ -71,8 +71,9 @@ class Interpreter:
         self.decide = decide
         self.pinned = pinned or {}
 
-    def run(self, body: Node, env: Env) -> None:
-        self.statement(body, env, Context())
+    def run(self, body: Node, env: Env, ctx: Context | None = None) -> None:
+        """`ctx`: where the body runs (a helper called inside a loop starts at that loop's depth)."""
+        self.statement(body, env, ctx or Context())
 
     # -- statements ------------------------------------------------------------------------------
     def statement(self, node: Node, env: Env, ctx: Context) -> None:
@@ -246,6 +247,14 @@ class Interpreter:
                 return
             if name in self.pinned:
                 return
+            if isinstance(current, Undefined) and op == "=":  # `const float *p; ... p = a + i;`
+                try:
+                    pointer = self.ev.pointer(right, env)
+                except Unknown:
+                    pointer = None
+                if pointer is not None:
+                    env.assign(name, pointer)
+                    return
             if isinstance(current, Pointer):
                 try:
                     pointer = self.ev.pointer(right, env) if op == "=" else None
@@ -276,6 +285,10 @@ class Interpreter:
                     current = env.lookup(name)
                 except KeyError:
                     return
+                step = 1 if "++" in text(node) else -1
                 if isinstance(current, np.ndarray):
-                    step = 1 if "++" in text(node) else -1
                     env.assign(name, current + step)
+                elif isinstance(current, Pointer) and current.space:
+                    env.assign(name, Pointer(current.root, current.space, current.elem_bytes,
+                                             current.offset + step * current.elem_bytes, current.dims,
+                                             current.type_name))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from engine.analysis.access import AccessEstimate
+from engine.analysis.control import BranchEstimate, LoopEstimate
 from engine.analysis.launch import LaunchConfig
 from engine.analysis.occupancy import REPORTED_ARCHS, Occupancy
 from engine.analysis.ptxas import KernelResources
@@ -108,6 +109,8 @@ class KernelReport:
     source: KernelSourceFeatures | None = None
     accesses: list[AccessEstimate] = field(default_factory=list)
     assumed_scalars: list[str] = field(default_factory=list)
+    branches: list[BranchEstimate] = field(default_factory=list)  # ifs that split warps
+    loops: list[LoopEstimate] = field(default_factory=list)
 
     def global_accesses(self, kind: str | None = None) -> list[AccessEstimate]:
         return [a for a in self.accesses if a.space == "global" and a.sectors is not None

@@ -3,7 +3,9 @@
 Static counts are not dynamic counts, so every class is also counted inside loops (between a
 backward branch's target and the branch); those are the instructions that dominate run time.
 Tensor-core use is read from the MMA opcodes only: `HFMA2.MMA` is a register move issued on the
-MMA pipe, not tensor math.
+MMA pipe, not tensor math. With `-lineinfo` builds, nvdisasm's `-gi` comments tie each instruction
+to the source line it came from (the call site's line for inlined helpers), so a tool can say how
+much of a kernel a branch holds and whether a source loop is still a loop in SASS.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ _INSTRUCTION = re.compile(
 )
 _TARGET_LABEL = re.compile(r"`\((\.L_\w+)\)")
 _TARGET_HEX = re.compile(r"^\s*(0x[0-9a-fA-F]+)\s*$")
+# `//## File "k.cu", line 12` (and `... line 3 inlined at "k.cu", line 12` before it): the last
+# such comment before an instruction names the outermost frame, the line in the kernel itself
+_LINE_INFO = re.compile(r'^\s*//## File "([^"]*)", line (\d+)')
+_SUBROUTINE = re.compile(r"^\s*\$[\w$]+:")
 
 TENSOR_OPCODES = ("HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCHMMA", "UTCQMMA",
                   "UTCIMMA", "UTCMMA")
@@ -43,10 +49,20 @@ class Instruction:
     operands: str
     predicate: str = ""
     loop_depth: int = 0
+    line: int | None = None  # source line, when the cubin carries line info
 
     @property
     def base(self) -> str:
         return self.opcode.split(".", 1)[0]
+
+
+@dataclass(frozen=True)
+class SassLoop:
+    """One backward branch: the instructions it repeats and the source line it branches from."""
+
+    branch_line: int | None
+    instructions: int
+    lines: tuple[int, ...] = ()  # distinct source lines of the repeated instructions
 
 
 @dataclass
@@ -62,6 +78,8 @@ class InstructionMix:
     shared_load_widths: dict[int, int] = field(default_factory=dict)
     loops: int = 0
     max_loop_depth: int = 0
+    line_instructions: dict[int, int] = field(default_factory=dict)  # source line -> static instructions
+    sass_loops: list[SassLoop] = field(default_factory=list)
 
     def count(self, name: str) -> int:
         return self.counts.get(name, 0)
@@ -84,6 +102,14 @@ class InstructionMix:
         total = sum(self.global_load_widths.values()) + sum(self.global_store_widths.values())
         wide = self.global_load_widths.get(16, 0) + self.global_store_widths.get(16, 0)
         return wide / total if total else 0.0
+
+    @property
+    def has_lines(self) -> bool:
+        return bool(self.line_instructions)
+
+    def instructions_on(self, first: int, last: int) -> int:
+        """Static instructions attributed to source lines first..last (inclusive)."""
+        return sum(count for line, count in self.line_instructions.items() if first <= line <= last)
 
 
 def access_width(opcode: str) -> int:
@@ -140,11 +166,12 @@ def classify(instruction: Instruction) -> list[str]:
     return classes
 
 
-def _parse_functions(text: str) -> dict[str, tuple[list[Instruction], int]]:
+def _parse_functions(text: str) -> dict[str, tuple[list[Instruction], list[SassLoop]]]:
     functions: dict[str, list[Instruction]] = {}
     labels: dict[str, dict[str, int]] = {}
     current: str | None = None
     pending: list[str] = []
+    source_line: int | None = None
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith("//---") and ".text." in stripped or stripped.startswith("Function :"):
@@ -153,8 +180,15 @@ def _parse_functions(text: str) -> dict[str, tuple[list[Instruction], int]]:
                 current = match.group(1).rstrip("-").strip()
                 functions.setdefault(current, [])
                 labels.setdefault(current, {})
+                source_line = None
             continue
         if current is None:
+            continue
+        if match := _LINE_INFO.match(line):
+            source_line = int(match.group(2))
+            continue
+        if _SUBROUTINE.match(line):
+            source_line = None  # a called subroutine (slow-path math) has no line of the kernel's own
             continue
         if match := _LABEL.match(line):
             pending.append(match.group(1))
@@ -165,7 +199,7 @@ def _parse_functions(text: str) -> dict[str, tuple[list[Instruction], int]]:
                 labels[current][label] = address
             pending = []
             functions[current].append(Instruction(address, match.group(3), match.group(4).strip(),
-                                                  match.group(2) or ""))
+                                                  match.group(2) or "", line=source_line))
     return {name: (instructions, _mark_loops(instructions, labels.get(name, {})))
             for name, instructions in functions.items()}
 
@@ -178,25 +212,29 @@ def _branch_target(instruction: Instruction, labels: dict[str, int]) -> int | No
     return None
 
 
-def _mark_loops(instructions: list[Instruction], labels: dict[str, int]) -> int:
+def _mark_loops(instructions: list[Instruction], labels: dict[str, int]) -> list[SassLoop]:
     """Loop depth per instruction: each backward branch closes a loop over [target, branch]; returns the loops."""
-    loops = 0
+    loops = []
     for branch in instructions:
         if branch.base != "BRA":
             continue
         target = _branch_target(branch, labels)
         if target is None or target >= branch.address:
             continue  # forward branch, or the self-loop `BRA` that pads the end of a kernel
-        loops += 1
-        for instruction in instructions:
-            if target <= instruction.address <= branch.address:
-                instruction.loop_depth += 1
+        body = [i for i in instructions if target <= i.address <= branch.address]
+        for instruction in body:
+            instruction.loop_depth += 1
+        lines = tuple(sorted({i.line for i in body if i.line is not None}))
+        loops.append(SassLoop(branch.line, len(body), lines))
     return loops
 
 
-def mix_of(kernel: str, instructions: list[Instruction], loops: int = 0) -> InstructionMix:
-    mix = InstructionMix(kernel=kernel, total=len(instructions), loops=loops)
+def mix_of(kernel: str, instructions: list[Instruction], loops: list[SassLoop] | None = None) -> InstructionMix:
+    loops = loops or []
+    mix = InstructionMix(kernel=kernel, total=len(instructions), loops=len(loops), sass_loops=loops)
     for instruction in instructions:
+        if instruction.line is not None and instruction.base != "NOP":  # NOPs pad the end of the code
+            mix.line_instructions[instruction.line] = mix.line_instructions.get(instruction.line, 0) + 1
         mix.max_loop_depth = max(mix.max_loop_depth, instruction.loop_depth)
         for name in classify(instruction):
             mix.counts[name] = mix.counts.get(name, 0) + 1
@@ -218,13 +256,17 @@ def parse_sass(text: str) -> dict[str, InstructionMix]:
 
 
 def disassemble(cubin: Path, cache: bool = True) -> str:
-    """SASS text of every kernel in `cubin`; kept beside it, since nvdisasm's start-up dominates its cost."""
-    cached = cubin.with_suffix(".sass")
+    """SASS text of every kernel in `cubin`; kept beside it, since nvdisasm's start-up dominates its cost.
+
+    nvdisasm adds the source line of each instruction (`-gi`: inlined helpers count at their call
+    site); cuobjdump, the fallback, gives none, and the line-based estimates are then skipped.
+    """
+    cached = cubin.with_suffix(".lines.sass")
     if cache and cached.exists():
         return cached.read_text()
     nvdisasm = find_tool("nvdisasm")
     if nvdisasm is not None:
-        command = [str(nvdisasm), "-ndf", "-c", str(cubin)]
+        command = [str(nvdisasm), "-gi", "-ndf", "-c", str(cubin)]
     elif (cuobjdump := find_tool("cuobjdump")) is not None:
         command = [str(cuobjdump), "--dump-sass", str(cubin)]
     else:

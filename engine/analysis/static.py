@@ -20,6 +20,8 @@ import numpy as np
 from engine import python_ast
 from engine.analysis import cuda_ast
 from engine.analysis.access import estimate_accesses
+from engine.analysis.control import estimate_control
+from engine.analysis.evaluator import Env, Evaluator, Unknown
 from engine.analysis.host import unit_macros
 from engine.analysis.launch import (
     LaunchConfig,
@@ -134,10 +136,29 @@ def _host_scalars(problem, params: dict) -> dict[str, int | float]:
     return values
 
 
+def _template_value(argument: str, macros: dict[str, cuda_ast.Macro]) -> int | None:
+    """`32`, `TILE` (a #define or constant) or `BM / 2`: a template argument's value, if it is a number."""
+    with contextlib.suppress(ValueError):
+        return int(argument)
+    node = cuda_ast.parse_expression(argument)
+    if node is None:
+        return None
+    try:
+        value = Evaluator(1, macros).vector(node, Env())
+    except (Unknown, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return int(value[0]) if value.dtype.kind in "iu" else None
+
+
 def _kernel_scalars(kernel: cuda_ast.FunctionDef, sites: list[LaunchSite], params: dict,
-                    host: dict) -> dict[str, int | float]:
-    """Kernel parameter values: from the launch's arguments, else a configuration parameter of the same name."""
+                    host: dict, macros: dict[str, cuda_ast.Macro] | None = None) -> dict[str, int | float]:
+    """Kernel parameter values: from the launch's arguments, else a configuration parameter of the same name;
+    template arguments from the launch (`k<TILE><<<...>>>`), else the template's defaults."""
     scalars: dict[str, int | float] = {}
+    macros = macros or {}
+    for name, default in kernel.template_defaults.items():
+        if (value := _template_value(default, macros)) is not None:
+            scalars[name] = value
     lowered = {str(k).lower(): v for k, v in {**params, **host}.items()}
     for param in kernel.params:
         if param.is_pointer:
@@ -152,8 +173,8 @@ def _kernel_scalars(kernel: cuda_ast.FunctionDef, sites: list[LaunchSite], param
             if index < len(kernel.params) and not kernel.params[index].is_pointer:
                 scalars[kernel.params[index].name] = value
         for name, arg in zip(kernel.template_params, site.template_args, strict=False):
-            with contextlib.suppress(ValueError):
-                scalars[name] = int(arg)
+            if (value := _template_value(arg, macros)) is not None:
+                scalars[name] = value
     return scalars
 
 
@@ -252,6 +273,7 @@ def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: d
     root = cuda_ast.parse(unit.source).root_node
     macros = unit_macros(root, fixed)
     functions = cuda_ast.functions(root)
+    shared = tuple(cuda_ast.shared_declarations(root))
     kernel_defs = {f.name: f for f in functions if f.is_kernel}
     device = {f.name: f for f in functions if not f.is_kernel and "__device__" in f.qualifiers}
     host_functions = [f for f in functions if not f.is_kernel and "__device__" not in f.qualifiers]
@@ -266,10 +288,13 @@ def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: d
         report = _kernel_report(kernel, symbols.get(name, name), unit, launch, arch, archs)
         report.source = _guarded(notes, f"{name}: source features", lambda k=kernel: source_features(
             k, macros, lambda t: cuda_ast.type_bytes(t, elem_bytes) or elem_bytes), None)
-        scalars = _kernel_scalars(kernel, sites, {**params, **fixed}, host)
+        scalars = _kernel_scalars(kernel, sites, {**params, **fixed}, host, macros)
         report.accesses, report.assumed_scalars = _guarded(
             notes, f"{name}: access estimates", lambda k=kernel, lc=launch, sc=scalars: estimate_accesses(
-                k, lc.block, lc.grid, sc, macros, device, elem_bytes), ([], []))
+                k, lc.block, lc.grid, sc, macros, device, elem_bytes, shared), ([], []))
+        report.branches, report.loops = _guarded(
+            notes, f"{name}: control flow", lambda k=kernel, lc=launch, sc=scalars, r=report: estimate_control(
+                k, lc.block, lc.grid, sc, macros, device, elem_bytes, shared, r.mix), ([], []))
         if report.assumed_scalars:
             notes.append(f"{name}: {', '.join(report.assumed_scalars)} taken as 4096 for address estimates")
         reports.append(report)

@@ -45,6 +45,7 @@ def _load_builtin_tools() -> None:
         tools_memory,
         tools_parallelism,
         tools_sync,
+        tools_warp,
     )
 
 

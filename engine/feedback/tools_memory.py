@@ -3,6 +3,7 @@ and intermediates that go through DRAM between kernels (fusion)."""
 
 from __future__ import annotations
 
+from engine.analysis.access import AccessEstimate
 from engine.analysis.roofline import Bottleneck as B
 from engine.feedback.model import Diagnostics, Finding
 from engine.feedback.registry import tool
@@ -74,10 +75,10 @@ def bank_conflicts(d: Diagnostics) -> list[Finding]:
             if stride_words else ""
         findings.append(Finding(
             tool="bank-conflicts", category="memory/shared-bank-conflict", title="shared-memory bank conflicts",
-            evidence=f"{code(worst.expression)} is a {ways:.0f}-way bank conflict (estimated){measured_note}{why}",
-            suggestion=f"pad {worst.array}'s rows by one element (e.g. [TILE][TILE + 1]) or swizzle the index so a "
-                       "warp's lanes fall in different banks",
-            severity=min(0.85, 0.8 * (1.0 - 1.0 / ways)), value=ways, kernel=kernel.name, line=worst.line))
+            evidence=f"{code(worst.expression)} is a {ways:.0f}-way bank conflict (estimated){measured_note}"
+                     f"{_declared(worst)}{why}",
+            suggestion=_padding(worst), severity=min(0.85, 0.8 * (1.0 - 1.0 / ways)), value=ways,
+            kernel=kernel.name, line=worst.line))
     if not findings and measured is not None and measured >= BANK_CONFLICT_WAYS * 1.5:
         findings.append(Finding(
             tool="bank-conflicts", category="memory/shared-bank-conflict", title="shared-memory bank conflicts",
@@ -85,6 +86,31 @@ def bank_conflicts(d: Diagnostics) -> list[Finding]:
             suggestion="pad shared arrays by one element per row or swizzle the index",
             severity=min(0.8, 0.8 * (1.0 - 1.0 / measured)), value=measured))
     return findings
+
+
+def _extents(dims: tuple[int | None, ...]) -> str:
+    return "".join(f"[{d if d is not None else ''}]" for d in dims)
+
+
+def _declared(access: AccessEstimate) -> str:
+    """`; tile is declared [32][32] (4-byte elements)` when the extents are known from the declaration."""
+    if len(access.dims) < 2 or access.dims[-1] is None:
+        return ""
+    return f"; {access.array} is declared {_extents(access.dims)} ({access.elem_bytes}-byte elements)"
+
+
+def _padding(access: AccessEstimate) -> str:
+    """The tile's declaration with the row length the access model found best (`tile[32][33]`), or the
+    general advice when no row length near the declared one lowers the tile's wavefronts."""
+    if access.padded_extent is not None and len(access.dims) >= 2:
+        padded = (*access.dims[:-1], access.padded_extent)
+        change = "pad each row" if access.padded_extent > (access.dims[-1] or 0) else "shorten each row"
+        return (f"{change}: declare {code(access.array + _extents(padded))} instead of "
+                f"{code(access.array + _extents(access.dims))}: the model then gives this access "
+                f"{access.padded_wavefronts} wavefront(s) per request, and the tile's accesses fewer in all (or "
+                "swizzle the index, e.g. column ^ row)")
+    return (f"pad {access.array}'s rows by one element (e.g. [TILE][TILE + 1], or a row stride of TILE + 1 in a "
+            "flat index) or swizzle the index so a warp's lanes fall in different banks")
 
 
 @tool("vectorization", serves=(B.MEMORY, B.LATENCY))

@@ -1,0 +1,133 @@
+"""Warp tools: branches that split a warp's lanes, loops that give threads unequal work, and short
+loops of a compile-time trip count that the compiler left rolled.
+
+Each reads the control-flow estimates of the static report (`engine.analysis.control`): the
+lanes of every warp of one block evaluated on the branch condition or the loop bounds, weighed
+by the SASS instructions on the source lines involved.
+"""
+
+from __future__ import annotations
+
+from engine.analysis.roofline import Bottleneck as B
+from engine.feedback.model import Diagnostics, Finding
+from engine.feedback.registry import tool
+from engine.feedback.text import code
+
+DIVERGENCE_WASTE = 0.15  # lane slots lost over the region's work, below which a split is not worth a finding
+DIVERGENCE_MIN_INSTRUCTIONS = 6  # an arm smaller than this (a guarded store, a lane-0 write) costs nothing
+IMBALANCE = 0.3  # 1 - mean/max trip count over a block
+IMBALANCE_MIN_TRIPS = 8
+UNROLL_MAX_TRIPS = 32  # "short": a full unroll of more trips bloats the code for little gain
+UNROLL_MIN_BODY = 3
+UNROLL_MAX_ROLLED = 48  # SASS instructions per trip above which the counter and branch cost too little to matter
+LOOP_CONTROL = 3  # a rolled loop's own instructions per trip: counter update, compare, branch
+
+
+def _kernels(d: Diagnostics):
+    return d.static.kernels if d.static is not None else []
+
+
+def _lanes(count: float, lanes: int) -> str:
+    return "half the lanes" if abs(count - lanes / 2) < 0.5 else f"{lanes - count:.0f} of {lanes} lanes"
+
+
+@tool("divergence", serves=(B.COMPUTE, B.LATENCY, B.MEMORY))
+def divergence(d: Diagnostics) -> list[Finding]:
+    """Branches on the thread index that split the lanes of a warp around substantial work."""
+    findings = []
+    for kernel in _kernels(d):
+        for branch in kernel.branches:
+            arms = branch.then_cost + branch.else_cost
+            small = arms < (DIVERGENCE_MIN_INSTRUCTIONS if branch.unit == "SASS instructions" else 2)
+            if small or branch.waste < DIVERGENCE_WASTE:
+                continue
+            where = "the loop's" if branch.in_loop else "the kernel's"
+            per = " per trip" if branch.in_loop else ""
+            warps = (f"all {branch.warps} warps" if branch.divergent_warps == branch.warps > 1 else
+                     "the warp" if branch.warps == 1 else f"{branch.divergent_warps} of {branch.warps} warps")
+            if branch.has_else:
+                taken = f"{branch.active_lanes:.0f}/{branch.lanes - branch.active_lanes:.0f}"
+                evidence = (f"{code(branch.condition)} splits the lanes of {warps} of a block {taken} between the "
+                            f"arms: each warp runs both, {arms} of {where} {branch.region_cost} {branch.unit}{per}, "
+                            f"with {branch.idle_share:.0%} of its lanes idle")
+            else:
+                evidence = (f"{code(branch.condition)} splits {warps} of a block: "
+                            f"{_lanes(branch.active_lanes, branch.lanes)} idle in {arms} of {where} "
+                            f"{branch.region_cost} {branch.unit}{per}")
+            findings.append(Finding(
+                tool="divergence", category="warp/divergence", title="warp-divergent branch", evidence=evidence,
+                suggestion="make the condition the same for all 32 lanes of a warp: remap the work so neighbouring "
+                           "threads take the same path (branch on threadIdx.x / 32, or give the active threads "
+                           "consecutive indices, e.g. `tid < s` with a halving s instead of `tid % (2 * s) == 0` "
+                           "in a reduction)",
+                severity=min(0.75, 0.15 + branch.waste), value=round(branch.idle_share, 3), kernel=kernel.name,
+                line=branch.line))
+    return findings
+
+
+@tool("imbalanced-work", serves=(B.MEMORY, B.LATENCY, B.COMPUTE))
+def imbalanced_work(d: Diagnostics) -> list[Finding]:
+    """Loops whose trip count differs from thread to thread: a warp (and a block) waits for its longest thread."""
+    findings = []
+    for kernel in _kernels(d):
+        for loop in kernel.loops:
+            if loop.data_groups >= loop.lanes > 1:
+                findings.append(Finding(
+                    tool="imbalanced-work", category="warp/imbalanced-work", title="one work item per thread",
+                    evidence=f"each of a warp's {loop.data_groups} lanes reads its own loop bound "
+                             f"({code(loop.data_source)} in {code(loop.header)}): the warp runs as long as its "
+                             "longest item while the lanes that finished idle",
+                    suggestion="give each item a warp (or a group of lanes sized to the typical item) that strides "
+                               "through it by lane and reduces with __shfl_down_sync; for very uneven items, balance "
+                               "by the work itself (bin items by length, or split the total work evenly as in "
+                               "merge-path SpMV)",
+                    severity=0.55, value=float(loop.data_groups), kernel=kernel.name, line=loop.line))
+            elif loop.trips is not None and loop.trips[2] >= IMBALANCE_MIN_TRIPS and loop.imbalance >= IMBALANCE:
+                low, mean, high = loop.trips
+                findings.append(Finding(
+                    tool="imbalanced-work", category="warp/imbalanced-work", title="imbalanced work per thread",
+                    evidence=f"{code(loop.header)} runs {low} to {high} trips per thread of a block (mean "
+                             f"{mean:.1f}, bound {code(loop.bound)}): {loop.imbalance:.0%} of the lane iterations "
+                             "wait for the longest thread",
+                    suggestion="give every thread the same number of trips: pair a short and a long item per thread "
+                               "(thread t also takes n - 1 - t of a triangle), or flatten the iteration space and "
+                               "split it evenly over the threads",
+                    severity=min(0.7, 0.2 + 0.6 * loop.imbalance), value=round(loop.imbalance, 3),
+                    kernel=kernel.name, line=loop.line))
+    return findings
+
+
+@tool("unrolling", serves=(B.COMPUTE, B.LATENCY, B.MEMORY))
+def unrolling(d: Diagnostics) -> list[Finding]:
+    """Short loops with a compile-time trip count that SASS still runs as a loop (or `#pragma unroll 1` forbids)."""
+    findings = []
+    for kernel in _kernels(d):
+        for loop in kernel.loops:
+            trips = loop.constant_trips
+            if trips is None or not 2 <= trips <= UNROLL_MAX_TRIPS or loop.body_cost < UNROLL_MIN_BODY:
+                continue
+            forbidden = loop.unroll_pragma == "1"
+            if not (loop.rolled or forbidden) or (loop.sass_instructions or 0) > UNROLL_MAX_ROLLED:
+                continue
+            hot = loop.loop_depth > 0
+            evidence = f"{code(loop.header)}{' (inside an outer loop)' if hot else ''} runs {trips} trips fixed at " \
+                       "compile time"
+            factor = int(loop.unroll_pragma) if (loop.unroll_pragma or "").isdigit() else 1
+            if loop.rolled and loop.sass_instructions:
+                evidence += (f", yet SASS keeps it a loop: a backward branch repeats {loop.sass_instructions} "
+                             f"instructions {-(-trips // max(1, factor))} times, about "
+                             f"{min(LOOP_CONTROL, loop.sass_instructions)} of them the counter, compare and branch")
+                if factor > 1:
+                    evidence += f" (`#pragma unroll {factor}` asked for {factor} copies per trip)"
+            elif loop.rolled:
+                evidence += ", yet SASS keeps it a loop"
+            if forbidden:
+                evidence += "; `#pragma unroll 1` forbids unrolling it"
+            findings.append(Finding(
+                tool="unrolling", category="warp/unrolling", title="short loop not unrolled", evidence=evidence,
+                suggestion=("replace `#pragma unroll 1` by `#pragma unroll`" if forbidden else
+                            "put `#pragma unroll` before it") +
+                           ": a fully unrolled loop drops the counter and the branch, turns its indices into "
+                           "constant offsets and keeps per-thread arrays in registers",
+                severity=0.45 if hot else 0.3, value=float(trips), kernel=kernel.name, line=loop.line))
+    return findings
