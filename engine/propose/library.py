@@ -25,6 +25,9 @@ FINDING_STRATEGIES: dict[str, tuple[str, ...]] = {
     "register-spills": ("shared-tiling", "coalesced"),
     "occupancy": (),  # answered by retuning
     "launch-configuration": ("grid-stride",),
+    "divergence": ("warp-shuffle",),  # a tree reduction with sequential addressing or shuffles keeps warps whole
+    "imbalanced-work": ("warp-shuffle", "coalesced"),  # a warp per row shares a long row among 32 lanes
+    "unrolling": ("loop-unrolling",),
 }
 RETUNE_FINDINGS = frozenset({"occupancy", "launch-configuration", "register-spills"})
 # Without findings, the order in which an engineer would try strategies.
