@@ -32,7 +32,8 @@ def evaluation_row(result: EvaluationResult, candidate_id: int) -> Evaluation:
     """The row for `result` (not yet added to a session)."""
     data = result.to_json()
     timing = {key: data[key] for key in _TIMING_KEYS}
-    timed = next((c for c in data["configs"] if c.get("candidate")), None)
+    timed = next((c for c in data["configs"] if c.get("candidate") and c["name"] == data.get("timed_config")),
+                 next((c for c in data["configs"] if c.get("candidate")), None))
     if timed is not None:
         timing["candidate"] = timed["candidate"]
         timing["baselines"] = timed["baselines"]

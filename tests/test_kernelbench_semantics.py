@@ -67,3 +67,17 @@ def test_random_draws_are_read_from_the_model_not_from_get_inputs():
     assert draws_random_numbers((HERE / "problems/pytorch/dropout-linear/reference.py").read_text())
     assert not draws_random_numbers((HERE / "problems/pytorch/bn-linear/reference.py").read_text())
     assert draws_random_numbers("class Model:\n    def forward(self, x):\n        return x * torch.rand_like(x)\n")
+
+
+def test_the_other_visible_configurations_can_be_timed_beside_the_headline(tmp_path_factory):
+    from dataclasses import replace
+
+    from engine.verify.report import other_timings_table
+
+    with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), replace(FAST, time_all=True)) as verifier:
+        result = _verify(verifier, "bn-linear", "bn_linear_copy")
+    timed = {c.name: c for c in result.configs if c.candidate is not None}
+    assert result.timed_config == "as-written" and set(timed) == {"as-written", "batch-2"}  # never the hidden one
+    assert result.candidate_us == timed["as-written"].candidate.median_us  # the headline stays the written sizes
+    assert timed["batch-2"].baselines["eager"].median_us > 0
+    assert other_timings_table(result).row_count == 1

@@ -16,6 +16,9 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
            baseline: str = typer.Option("eager", help="PyTorch problems: eager, compile or both"),
            timeout: float = typer.Option(None, help="seconds before the worker is killed (default: settings)"),
            no_timing: bool = typer.Option(False, "--no-timing", help="check correctness and integrity only"),
+           all_configs: bool = typer.Option(False, "--all-configs",
+                                            help="PyTorch problems: also time every other visible configuration "
+                                                 "(shown; the headline stays the timed one)"),
            store: bool = typer.Option(True, "--store/--no-store", help="write the evaluation to the database"),
            as_json: bool = typer.Option(False, "--json", help="print the record as JSON instead of tables"),
            verbose: bool = typer.Option(False, "--verbose", "-v", help="show the whole log"),
@@ -39,7 +42,7 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
 
     if boundary().missing:
         console.print(f"[yellow]{boundary().summary()}; missing: {'; '.join(boundary().missing)}[/yellow]")
-    options = VerifyOptions(baseline=baseline, timeout_s=timeout, timing=not no_timing)
+    options = VerifyOptions(baseline=baseline, timeout_s=timeout, timing=not no_timing, time_all=all_configs)
     with console.status(f"verifying {file.name} on {found.slug} …"):
         try:
             pool = make_pool(ray=ray)

@@ -62,6 +62,7 @@ class VerifyOptions:
     runtime_checks: bool = True
     recheck_suspicious: bool = True
     suspicious_speedup: float | None = None  # None: settings.suspicious_speedup
+    time_all: bool = False  # PyTorch problems: also time the other visible configurations (shown, not the headline)
 
 
 def warm_shared_headers(root: Path) -> threading.Thread:
@@ -161,7 +162,7 @@ class Verifier:
         return make_job(problem, build, source, device, cache_dir=settings.cache_dir, trials=options.trials,
                         timing=policy if options.timing else None, timing_config=options.timing_config,
                         baseline=options.baseline, cpu_seconds=cpu_budget, arch=settings.gpu_arch,
-                        checks=options.runtime_checks, seeds=seeds)
+                        checks=options.runtime_checks, seeds=seeds, time_all=options.time_all)
 
     def finish(self, outcome: JobOutcome, build: CandidateBuild, static: list[IntegrityFinding]) -> EvaluationResult:
         """Map a job outcome to the result record, with the logs a user needs."""

@@ -109,6 +109,13 @@ def timed_config(problem: Problem, device: str, name: str | None = None) -> Conf
             else min(kept, key=lambda c: problem.flops(c) or 0))
 
 
+def _also_timed(problem: Problem, configs: list[Config], chosen: Config) -> list[str]:
+    """The visible configurations besides the timed one (PyTorch problems: shown beside the headline)."""
+    if problem.kind != "pytorch":
+        return []
+    return [c.name for c in configs if not c.hidden and c.name != chosen.name]
+
+
 def triton_kernel_names(source: str) -> list[str]:
     try:
         tree = python_ast.parse(source)
@@ -136,7 +143,7 @@ def baselines_for(problem: Problem, build: CandidateBuild, device: str, baseline
 def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, *, cache_dir: Path,
              trials: int = 2, timing: TimingOptions | None = TimingOptions(), timing_config: str | None = None,
              baseline: str = "eager", cpu_seconds: float = 600.0, arch: str = "sm_90", checks: bool = True,
-             mode: str = "evaluate", seeds: SeedPlan | None = None) -> Job:
+             mode: str = "evaluate", seeds: SeedPlan | None = None, time_all: bool = False) -> Job:
     """The job for one candidate; `timing=None` skips timing; `seeds` shares a batch's seeds."""
     seeds = seeds or SeedPlan.fresh(problem, trials)
     run_configs = problem.configs if device == "cuda" else cpu_sized(problem)[0]
@@ -148,7 +155,8 @@ def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, 
         baselines = baselines_for(problem, build, device, baseline)
         timing_spec = TimingSpec(chosen.name, seeds.timing, timing.min_trials, timing.min_seconds, timing.max_trials,
                                  timing.max_seconds, timing.flush_bytes, baselines,
-                                 energy_seconds=timing.energy_seconds if device == "cuda" else 0.0)
+                                 energy_seconds=timing.energy_seconds if device == "cuda" else 0.0,
+                                 also=_also_timed(problem, run_configs, chosen) if time_all else [])
     rtol, atol = problem.tolerance
     own = list(build.kernel_names) + (triton_kernel_names(source) if build.flavor == "triton" else [])
     job = Job(kind=problem.kind, device=device, candidate_source=source, candidate_language=build.language,

@@ -48,7 +48,8 @@ def configs_table(result: EvaluationResult) -> Table:
 
 
 def timing_table(result: EvaluationResult) -> Table | None:
-    timed = next((c for c in result.configs if c.candidate is not None), None)
+    timed = next((c for c in result.configs if c.candidate is not None and c.name == result.timed_config),
+                 next((c for c in result.configs if c.candidate is not None), None))
     if timed is None:
         return None
     table = Table("what", "median ± IQR", "wall (synced)", "vs candidate", title=f"timing on {timed.name!r}",
@@ -58,6 +59,21 @@ def timing_table(result: EvaluationResult) -> Table | None:
     for name, stats in timed.baselines.items():
         ratio = stats.median_us / timed.candidate.median_us if timed.candidate.median_us else 0.0
         table.add_row(name, _us(stats), f"{stats.wall_us:,.1f} µs" if stats.wall_us else "-", f"{ratio:.2f}×")
+    return table
+
+
+def other_timings_table(result: EvaluationResult) -> Table | None:
+    """The other configurations timed (`--all-configs`): shown beside the headline, which stays the timed one."""
+    others = [c for c in result.configs if c.candidate is not None and c.name != result.timed_config]
+    if not others:
+        return None
+    table = Table("configuration", "candidate", *(others[0].baselines or {}), "speedup",
+                  title="other configurations timed", title_justify="left")
+    for c in others:
+        first = next(iter(c.baselines.values()), None)
+        speedup = first.median_us / c.candidate.median_us if first and c.candidate.median_us else None
+        table.add_row(c.name, _us(c.candidate), *(_us(s) for s in c.baselines.values()),
+                      f"{speedup:.2f}×" if speedup else "-")
     return table
 
 
@@ -92,7 +108,7 @@ def render(result: EvaluationResult, verbose: bool = False) -> Group:
         parts.append(Text(" · ".join(facts), style="dim"))
     if result.configs:
         parts.append(configs_table(result))
-    for table in (timing_table(result), kernels_table(result)):
+    for table in (timing_table(result), other_timings_table(result), kernels_table(result)):
         if table is not None:
             parts.append(table)
     if result.integrity:

@@ -54,6 +54,7 @@ class TimingSpec:
     baselines: list[str] = field(default_factory=lambda: ["eager"])  # eager, compile | naive-cuda, c-reference
     input_sets: int = 2  # timing rotates this many fresh input sets (no caching on one input)
     energy_seconds: float = 0.0  # NVML loop per side after timing (GPU only; 0: no energy reading)
+    also: list[str] = field(default_factory=list)  # other configurations timed too (shown, not the headline)
 
 
 @dataclass
