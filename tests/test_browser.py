@@ -160,3 +160,32 @@ def test_a_library_run_streams_rounds_into_the_live_view_without_a_reload(app_ur
     wait_for_app(page)
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
     shot(page, "runs-after")
+
+
+@pytest.mark.timeout(300)
+def test_an_llm_reply_is_watched_forming_in_the_live_view(tmp_path: Path, page: Page, monkeypatch) -> None:
+    """The reply grows on the open page while the run process writes it, with no reload."""
+    from app.testing import make_run
+    from engine.propose.reply_files import ReplyStreams
+    from engine.runs import Heartbeat
+    from engine.settings import get_settings
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("REFINERY_HOME", str(home))
+    monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)
+    get_settings.cache_clear()
+    run_id = make_run(proposer="llm")
+    server, url = start_streamlit(home, log=tmp_path / "streamlit.log")
+    streams = ReplyStreams(home / "runs" / str(run_id) / "stream", step=0)
+    try:
+        with Heartbeat(run_id):
+            streams.complete(0, "First I tile the rows.", None)
+            page.goto(f"{url}/run_live?run={run_id}")
+            wait_for_app(page)
+            expect(page.get_by_text("First I tile the rows.")).to_be_visible(timeout=30_000)
+            streams.complete(0, "First I tile the rows.\n```python\nclass ModelNew(torch.nn.Module):", None)
+            expect(page.get_by_text("class ModelNew(torch.nn.Module):")).to_be_visible(timeout=15_000)
+            shot(page, "streamed-reply")
+    finally:
+        stop_streamlit(server)
+        get_settings.cache_clear()
