@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -100,14 +101,25 @@ def run_command(problem: str = typer.Option(..., "--problem", help="problem slug
                 profile: bool = typer.Option(True, "--profile/--no-profile",
                                              help="on a GPU: ncu and energy for each correct candidate"),
                 conversation: bool = typer.Option(False, "--conversation/--single-turn",
-                                                  help="llm: each round continues its path's conversation")) -> None:
+                                                  help="llm: each round continues its path's conversation"),
+                concurrency: int = typer.Option(4, min=1, help="llm: requests in flight at once to the endpoint"),
+                max_tokens: int = typer.Option(8192, min=1, help="llm: the longest reply asked for"),
+                stream: bool = typer.Option(True, "--stream/--no-stream", help="llm: stream replies"),
+                extra_body: str = typer.Option(None, help="llm: JSON passed to the endpoint as is, e.g. "
+                                                          "'{\"top_p\": 0.95}'")) -> None:
     """Run a refinement in this terminal, showing each step as it is stored."""
     choose_ray(ray)
     settings = get_settings()
     llm = None
     if proposer == "llm":
+        try:
+            body = json.loads(extra_body) if extra_body else None
+        except json.JSONDecodeError as exc:
+            console.print(f"[red]--extra-body is not JSON: {exc}[/red]")
+            raise typer.Exit(2) from exc
         llm = LLMOptions(base_url or settings.llm_base_url, model or settings.llm_model, settings.llm_api_key_env,
-                         settings.llm_temperature if temperature is None else temperature)
+                         settings.llm_temperature if temperature is None else temperature, concurrency=concurrency,
+                         stream=stream, max_tokens=max_tokens, extra_body=body)
     try:
         run_id = create_run(RunRequest(problem, proposer, strategy, rounds, samples, seed, llm, device, profile,
                                        conversation))

@@ -150,3 +150,18 @@ def test_the_endpoint_can_be_tested_before_a_run_starts(engine_calls) -> None:
         server.shutdown()
     assert any("serves 3 model(s)" in s.value for s in at.success)
     assert any("`think`" in c.value for c in at.caption)
+
+
+def test_endpoint_options_are_carried_and_bad_json_is_refused_in_words(engine_calls) -> None:
+    at = app_at(PAGE)
+    at.selectbox(key="nr_problem").set_value("transpose")
+    at.segmented_control(key="nr_proposer").set_value("llm").run()
+    at.text_input(key="nr_model").set_value("m").run()
+    at.text_area(key="nr_extra_body").set_value("{nope").run()
+    at.button(key="nr_start").click().run()
+    assert not engine_calls and any("not JSON" in e.value for e in at.error)
+    at.text_area(key="nr_extra_body").set_value('{"top_p": 0.9}').run()
+    at.number_input(key="nr_concurrency").set_value(8).run()
+    at.button(key="nr_start").click().run()
+    llm = engine_calls[-1].llm
+    assert (llm.concurrency, llm.extra_body, llm.stream) == (8, {"top_p": 0.9}, True)

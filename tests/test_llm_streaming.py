@@ -188,3 +188,20 @@ def test_a_runs_own_prompt_wording_is_sent_stored_and_checked_before_it_starts(s
     with pytest.raises(ValueError, match="uses nonsense"):
         create_run(RunRequest(problem_slug, proposer="llm", prompts={"parent": "{nonsense}"},
                               llm=LLMOptions(url, "good")))
+
+
+def test_endpoint_options_from_the_command_line_reach_the_endpoint(server, problem_slug):  # noqa: F811
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    srv, url = server
+    before = len(srv.requests)
+    done = CliRunner().invoke(app, ["run", "--problem", problem_slug, "--proposer", "llm", "--base-url", url,
+                                    "--model", "good", "--rounds", "1", "--device", "cpu", "--no-stream",
+                                    "--max-tokens", "777", "--extra-body", '{"top_p": 0.5}'])
+    assert done.exit_code == 0, done.output
+    sent = srv.requests[before]
+    assert sent["max_tokens"] == 777 and sent["top_p"] == 0.5 and "stream" not in sent
+    bad = CliRunner().invoke(app, ["run", "--problem", problem_slug, "--proposer", "llm", "--extra-body", "{nope"])
+    assert bad.exit_code == 2 and "not JSON" in bad.output

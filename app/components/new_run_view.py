@@ -6,6 +6,7 @@ LLM's key is named by the environment variable that holds it and is never stored
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 
@@ -37,6 +38,10 @@ class RunForm:
     temperature: float = 0.7
     conversation: bool = False
     prompts: dict[str, str] = field(default_factory=dict)  # templates whose wording this run changes
+    concurrency: int = 4
+    max_tokens: int = 8192
+    stream: bool = True
+    extra_body: str = ""  # JSON text, checked before the run starts
 
 
 def form_problems(form: RunForm) -> list[str]:
@@ -51,6 +56,12 @@ def form_problems(form: RunForm) -> list[str]:
             problems.append("The LLM proposer needs a model name.")
         if not form.api_key_env.strip():
             problems.append("Name the environment variable that holds the API key.")
+        if form.extra_body.strip():
+            try:
+                if not isinstance(json.loads(form.extra_body), dict):
+                    problems.append("Extra request fields must be a JSON object.")
+            except json.JSONDecodeError as exc:
+                problems.append(f"Extra request fields are not JSON: {exc}.")
     if form.rounds < 1:
         problems.append("A run needs at least one round.")
     return problems
@@ -61,7 +72,9 @@ def build_request(form: RunForm, runs_module):
     llm = None
     if form.proposer == "llm":
         llm = runs_module.LLMOptions(base_url=form.base_url.strip(), model=form.model.strip(),
-                                     api_key_env=form.api_key_env.strip(), temperature=float(form.temperature))
+                                     api_key_env=form.api_key_env.strip(), temperature=float(form.temperature),
+                                     concurrency=form.concurrency, max_tokens=form.max_tokens, stream=form.stream,
+                                     extra_body=json.loads(form.extra_body) if form.extra_body.strip() else None)
     return runs_module.RunRequest(problem_slug=form.problem_slug, proposer=form.proposer, strategy=form.strategy,
                                   rounds=int(form.rounds), samples=int(form.samples), seed=int(form.seed),
                                   llm=llm, device=form.device, profile=form.profile and form.device != "cpu",
@@ -115,6 +128,7 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
         temperature = settings.llm_temperature
         conversation = False
         prompts: dict[str, str] = {}
+        concurrency, max_tokens, stream, extra_body = 4, 8192, True, ""
         if proposer == "llm":
             with st.container(border=True):
                 base_url = st.text_input("Base URL", value=settings.llm_base_url, key="nr_base_url",
@@ -130,6 +144,14 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                                         key="nr_temperature")
                 if st.button("Test connection", icon=":material/network_check:", key="nr_test_endpoint"):
                     endpoint_check(base_url, key_env, model)
+                with st.expander("Endpoint options", icon=":material/tune:"):
+                    o1, o2 = st.columns(2)
+                    concurrency = o1.number_input("Requests at once", min_value=1, max_value=64, value=4,
+                                                  key="nr_concurrency")
+                    max_tokens = o2.number_input("Max tokens", min_value=1, value=8192, step=512, key="nr_max_tokens")
+                    stream = st.toggle("Stream replies", value=True, key="nr_stream")
+                    extra_body = st.text_area("Extra request fields (JSON, passed as is)", key="nr_extra_body",
+                                              placeholder='{"top_p": 0.95, "chat_template_kwargs": {"thinking": true}}')
                 prompts = prompt_editor(problems.get(slug or ""))
                 conversation = st.toggle("Conversation: each round continues its path's conversation (its "
                                          "earlier replies, verdicts and diagnoses), not a fresh prompt",
@@ -160,7 +182,9 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
     values = RunForm(problem_slug=slug or "", proposer=proposer or "library", strategy=strategy,
                      rounds=int(rounds), samples=1 if strategy == "iterative" else int(samples), seed=int(seed),
                      device=device, profile=bool(profile), base_url=base_url, model=model, api_key_env=key_env,
-                     temperature=float(temperature), conversation=bool(conversation), prompts=prompts)
+                     temperature=float(temperature), conversation=bool(conversation), prompts=prompts,
+                     concurrency=int(concurrency), max_tokens=int(max_tokens), stream=bool(stream),
+                     extra_body=extra_body)
     return values, start
 
 
