@@ -1,7 +1,9 @@
 """The Problems page's parts: filtering the library, one problem's card, and importing.
 
 Filtering is pure (tested without Streamlit); importing calls `engine.problems.import_path`,
-which validates by running the problem's own code in a child process, hence the spinner.
+which validates by running the problem's own code in a child process, hence the spinner. KernelBench
+files, C programs (a `.c` file, a folder of them, a PolyBench checkout) and problem folders all come in
+through the same two forms.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import streamlit as st
 from app.components import data
 from app.components.code import show_code
 from engine.problems import ImportReport, Problem, import_path
+from engine.problems.cimport import ImportOptions
 
 # Buckets of the largest configuration's minimum DRAM traffic: how big a problem is to a GPU.
 SIZE_BUCKETS: dict[str, tuple[float, float]] = {
@@ -128,45 +131,81 @@ def problem_card(problem: Problem) -> None:
 def show_report(report: ImportReport) -> None:
     """What came in and what did not, each failure naming the user's file and the cause."""
     for problem in report.imported:
-        st.success(f"Imported **{problem.slug}** ({problem.kind}): {problem.title}", icon=":material/check:")
+        st.success(f"Imported **{problem.slug}** ({problem.kind}, {len(problem.configs)} configurations, "
+                   f"{len(problem.hidden_configs)} hidden): {problem.title}", icon=":material/check:")
     for error in report.errors:
         st.error(f"**{error.path.name}** was not imported: {error.cause}", icon=":material/error:")
+    for note in report.notes:
+        st.caption(f"Note: {note}")
     if not report.imported and not report.errors:
-        st.warning("Nothing to import there: no KernelBench files (`<n>_<Name>.py`) or problem folders found.")
+        st.warning("Nothing to import there: no KernelBench files (`<n>_<Name>.py`), C programs (`.c` with main) "
+                   "or problem folders found.")
 
 
-def run_import(path: Path) -> ImportReport:
+def run_import(path: Path, c_options: ImportOptions | None = None) -> ImportReport:
     with st.spinner(f"Importing {path.name} and running its reference once to check it…", show_time=True):
-        report = import_path(path)
+        report = import_path(path, c_options=c_options)
     data.clear_library()
     return report
 
 
+def save_uploads(uploads: Sequence, folder: Path) -> Path:
+    """Write uploaded files into `folder`: one file is imported alone, several (a .c with its headers) as a folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for upload in uploads:
+        target = folder / Path(upload.name).name
+        target.write_bytes(upload.getvalue())
+        paths.append(target)
+    return paths[0] if len(paths) == 1 else folder
+
+
+def c_options_form() -> ImportOptions:
+    """What a C program may not say by itself; empty fields leave the importer to find it."""
+    with st.expander("C programs: headers, kernel, array lengths"):
+        includes = st.text_input("Header folders", key="import_c_include", placeholder="/path/to/PolyBench/utilities",
+                                 help="Folders holding headers the program includes, separated by commas "
+                                      "(PolyBench's utilities/ is found by walking up from the program).")
+        entry = st.text_input("Kernel function", key="import_c_entry", placeholder="kernel_trmm",
+                              help="Only where main calls several functions that could be the kernel.")
+        sizes = st.text_input("Array lengths", key="import_c_sizes", placeholder="x=N, A=M * N",
+                              help="ARG=EXPRESSION over the sizes, for an array whose length main does not say.")
+    pairs = {}
+    for item in filter(None, (part.strip() for part in sizes.split(","))):
+        name, _, expression = item.partition("=")
+        if name.strip() and expression.strip():
+            pairs[name.strip()] = expression.strip()
+    folders = tuple(Path(p.strip()).expanduser() for p in includes.split(",") if p.strip())
+    return ImportOptions(includes=folders, entry=entry.strip() or None, sizes=pairs)
+
+
 def import_panel() -> None:
-    """Import a KernelBench folder or problem folder by path, or upload one KernelBench file."""
+    """Import a KernelBench folder, a C program or folder of them, or a problem folder by path, or upload files."""
     left, right = st.columns(2, gap="large")
     with left, st.form("import_path_form", border=True):
-        st.markdown("**From a folder on this machine**")
-        folder = st.text_input("Path", placeholder="/path/to/KernelBench/level1", key="import_path",
-                               help="A KernelBench checkout or level folder, one KernelBench file, or a problem "
+        st.markdown("**From a file or folder on this machine**")
+        folder = st.text_input("Path", placeholder="/path/to/KernelBench/level1 or /path/to/PolyBenchC",
+                               key="import_path",
+                               help="A KernelBench checkout or level folder, one KernelBench file, a C program "
+                                    "(.c with main) or a folder of them such as a PolyBench checkout, or a problem "
                                     "folder with a problem.toml.")
+        options = c_options_form()
         submitted = st.form_submit_button("Import", icon=":material/download:")
     if submitted:
         with left:
             if not folder.strip():
                 st.warning("Type a path first.")
             else:
-                show_report(run_import(Path(folder.strip()).expanduser()))
+                show_report(run_import(Path(folder.strip()).expanduser(), options))
     with right, st.form("upload_form", border=True):
-        st.markdown("**Upload one KernelBench file**")
-        upload = st.file_uploader("KernelBench problem (.py)", type=["py"], key="import_upload")
+        st.markdown("**Upload a KernelBench file or a C program**")
+        uploads = st.file_uploader("KernelBench problem (.py), or a C program (.c) with its headers (.h)",
+                                   type=["py", "c", "h"], accept_multiple_files=True, key="import_upload")
         uploaded = st.form_submit_button("Upload and import", icon=":material/upload:")
     if uploaded:
         with right:
-            if upload is None:
+            if not uploads:
                 st.warning("Choose a file first.")
             else:
                 with tempfile.TemporaryDirectory() as scratch:
-                    target = Path(scratch) / Path(upload.name).name
-                    target.write_bytes(upload.getvalue())
-                    show_report(run_import(target))
+                    show_report(run_import(save_uploads(uploads, Path(scratch))))

@@ -1,4 +1,5 @@
-"""Problems: the built-in library, KernelBench imports and uploads, validated before use.
+"""Problems: the built-in library, KernelBench imports and uploads, imported C programs (`cimport`), validated
+before use.
 
 Offers `scan_all`/`get_problem` to read problems, `import_path` to bring new ones in, `validate`
 to run a problem's own code in the sandbox at every configuration, and the `Problem`/`Config` records

@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
+from engine.problems.cimport import ImportOptions
+from engine.problems.cimport.configs import DEFAULT_VISIBLE
 from engine.problems.importer import NO_PROBLEM, import_path
 from engine.problems.library import get_problem, scan_all
 from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S
@@ -78,20 +80,43 @@ def show_problem(slug: str,
     console.print(Syntax(problem.reference_source, lexer, line_numbers=True))
 
 
+def _pairs(values: list[str], option: str) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        name, sep, expression = value.partition("=")
+        if not sep or not name.strip() or not expression.strip():
+            raise typer.BadParameter(f"{value!r}: expected NAME=EXPRESSION", param_hint=option)
+        pairs[name.strip()] = expression.strip()
+    return pairs
+
+
 @problems_app.command("import")
 def import_problems(path: Path,
                     timeout: float = typer.Option(PROBE_TIMEOUT_S, help="seconds each file may run, all its "
                                                   "configurations together"),
-                    memory_mb: int = typer.Option(PROBE_MEMORY_MB, help="memory of the probing sandbox")) -> None:
-    """Import a KernelBench checkout/level folder, one KernelBench file, or a problem folder.
+                    memory_mb: int = typer.Option(PROBE_MEMORY_MB, help="memory of the probing sandbox"),
+                    include: list[Path] = typer.Option([], "--include", "-I", help="C: a folder holding headers the "
+                                                       "program includes (PolyBench's utilities/ is found by itself)"),
+                    entry: str = typer.Option(None, help="C: the kernel's name, where main calls several functions "
+                                              "that could be it"),
+                    size: list[str] = typer.Option([], "--size", help="C: ARG=EXPRESSION, the element count of an "
+                                                   "array argument over the sizes (M * N), where main does not say it"),
+                    define: list[str] = typer.Option([], "--define", "-D", help="C: NAME[=VALUE] for the preprocessor "
+                                                     "(DATA_TYPE_IS_FLOAT)"),
+                    datasets: str = typer.Option(",".join(DEFAULT_VISIBLE), help="C, PolyBench: the datasets shown "
+                                                 "(MINI and an odd size are added hidden)")) -> None:
+    """Import a KernelBench checkout/level folder, one KernelBench file, a C program (.c) or a folder of them
+    (a PolyBench checkout), or a problem folder.
 
-    Each file runs forward once per configuration, sandboxed; exits 1 if any file was rejected or the
-    path holds no problem."""
+    Each KernelBench file runs forward once per configuration, each C program once per configuration up to
+    its kernel, sandboxed; exits 1 if any file was rejected or the path holds no problem."""
+    options = ImportOptions(includes=tuple(include), entry=entry, sizes=_pairs(size, "--size"), defines=tuple(define),
+                            datasets=tuple(d.strip().upper() for d in datasets.split(",") if d.strip()))
     with console.status(f"importing {path} …"):
-        report = import_path(path, timeout_s=timeout, memory_mb=memory_mb)
+        report = import_path(path, timeout_s=timeout, memory_mb=memory_mb, c_options=options)
     for problem in report.imported:
         console.print(f"[green]imported[/green] {problem.slug} ({len(problem.configs)} configurations, "
-                      f"{len(problem.hidden_configs)} hidden)")
+                      f"{len(problem.hidden_configs)} hidden) into {problem.folder}")
     for note in report.notes:
         console.print(f"[yellow]note[/yellow] {note}")
     for error in report.errors:

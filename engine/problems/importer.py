@@ -1,5 +1,6 @@
 """Brings outside problems into REFINERY_HOME: a KernelBench checkout or level folder, one
-KernelBench file (an upload), or a folder in our own format.
+KernelBench file (an upload), a C program (a `.c` file, or a folder of them such as a PolyBench checkout:
+`engine.problems.cimport`), or a folder in our own format.
 
 KernelBench files are copied unchanged; a generated problem.toml gives them configurations derived
 from their batch size (`engine.problems.derive`), each with the signature, FLOPs and bytes found by
@@ -24,7 +25,9 @@ from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S, ProbeR
 from engine.problems.sizes import BATCH_NAMES, read_sizes
 
 KERNELBENCH_FILE = re.compile(r"^(\d+)_(.+)\.py$")
-NO_PROBLEM = "holds no problem: no KernelBench file (named like 19_ReLU.py) and no problem.toml"
+NO_PROBLEM = ("holds no problem: no KernelBench file (named like 19_ReLU.py), no C program (a .c file with main) "
+              "and no problem.toml")
+NOT_A_PROBLEM_FILE = "expected a KernelBench .py file, a C program (.c) or a problem folder"
 
 
 @dataclass
@@ -192,12 +195,29 @@ def _import_folder(path: Path, dest_root: Path, report: ImportReport, session: P
     report.imported.append(load_problem(target, source="import"))
 
 
-def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float = PROBE_TIMEOUT_S,
-                memory_mb: int = PROBE_MEMORY_MB, session: ProbeSession | None = None) -> ImportReport:
-    """Import a KernelBench file or folder (recursively) or a problem folder of our format.
+def _import_c(programs: list[Path], dest_root: Path, report: ImportReport, options) -> None:
+    from engine.problems.cimport import import_program
 
-    `timeout_s` bounds each file's probe (all its configurations); `memory_mb` the probing sandbox.
+    for program in programs:
+        done = import_program(program, dest_root, options)
+        report.notes += done.notes
+        if done.problem is not None:
+            report.imported.append(done.problem)
+        else:
+            report.errors.append(ProblemError(program, done.error or "not imported"))
+
+
+def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float = PROBE_TIMEOUT_S,
+                memory_mb: int = PROBE_MEMORY_MB, session: ProbeSession | None = None,
+                c_options=None) -> ImportReport:
+    """Import a KernelBench file or folder (recursively), a C program or folder of them, or a problem folder of
+    our format.
+
+    `timeout_s` bounds each KernelBench file's probe (all its configurations); `memory_mb` the probing sandbox;
+    `c_options` (engine.problems.cimport.ImportOptions) what a C program does not say (include folders, the
+    kernel's name, array lengths, datasets) and how long one of its runs may take.
     """
+    from engine.problems.cimport import ImportOptions, find_programs
     from engine.problems.library import imported_root
 
     path, dest_root = Path(path), Path(dest_root or imported_root())
@@ -205,13 +225,23 @@ def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float =
     if not path.exists():
         report.errors.append(ProblemError(path, "no such file or folder"))
         return report
-    if path.is_file() and path.suffix != ".py":
-        report.errors.append(ProblemError(path, "expected a KernelBench .py file or a problem folder"))
+    if path.is_file() and path.suffix not in (".py", ".c"):
+        report.errors.append(ProblemError(path, NOT_A_PROBLEM_FILE))
         return report
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*.py") if KERNELBENCH_FILE.match(p.name))
     is_folder_problem = path.is_dir() and (path / "problem.toml").is_file()
-    if not files and not is_folder_problem:
+    if path.is_file():
+        files, programs = ([path], []) if path.suffix == ".py" else ([], [path])
+    elif is_folder_problem:
+        files, programs = [], []
+    else:
+        files = sorted(p for p in path.rglob("*.py") if KERNELBENCH_FILE.match(p.name))
+        programs = find_programs(path)
+    if not files and not programs and not is_folder_problem:
         report.errors.append(ProblemError(path, NO_PROBLEM))
+        return report
+    if programs:
+        _import_c(programs, dest_root, report, c_options or ImportOptions())
+    if not files and not is_folder_problem:
         return report
     owned = session is None
     session = session or ProbeSession(timeout_s=timeout_s, memory_mb=memory_mb)
