@@ -11,7 +11,6 @@ configuration it cannot run is replaced or dropped, and the report says which an
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import tomllib
@@ -23,6 +22,7 @@ from engine.problems.library import ProblemError, check_pytorch_reference, load_
 from engine.problems.model import Config, Problem, Signature
 from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S, ProbeRequest, ProbeSession
 from engine.problems.sizes import BATCH_NAMES, read_sizes
+from engine.problems.toml_text import toml_value
 
 KERNELBENCH_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 NO_PROBLEM = ("holds no problem: no KernelBench file (named like 19_ReLU.py), no C program (a .c file with main) "
@@ -46,18 +46,6 @@ def kernelbench_slug(path: Path) -> str:
     stem = f"{match.group(1)}-{match.group(2)}" if match else path.stem
     level = path.parent.name if path.parent.name.startswith("level") else "upload"
     return _slugify(f"kb-{level}-{stem}")
-
-
-def _toml_value(value) -> str:
-    if isinstance(value, str):
-        return json.dumps(value)  # JSON's escapes are all valid in a TOML basic string
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    return repr(value)
 
 
 @dataclass
@@ -130,19 +118,19 @@ def _write_problem(file: _File, dest_root: Path) -> Path:
     folder.mkdir(parents=True)
     (folder / "reference.py").write_text(file.source)
     lines = [
-        f"title = {_toml_value(file.path.stem.split('_', 1)[-1].replace('_', ' '))}",
+        f"title = {toml_value(file.path.stem.split('_', 1)[-1].replace('_', ' '))}",
         'kind = "pytorch"',
-        f"source = {_toml_value(file.origin)}",
-        f"tags = {_toml_value([file.origin])}",
-        f"description = {_toml_value(f'Imported from {file.path.name}.')}",
+        f"source = {toml_value(file.origin)}",
+        f"tags = {toml_value([file.origin])}",
+        f"description = {toml_value(f'Imported from {file.path.name}.')}",
         "",
     ]
     for place in file.plan:
         if place.role not in file.chosen:
             continue
         config, signature = file.chosen[place.role]
-        lines += ["[[configs]]", f"name = {_toml_value(config.name)}", f"hidden = {_toml_value(config.hidden)}",
-                  f"params = {_toml_value(config.params)}", f"signature = {_toml_value(signature.to_json())}", ""]
+        lines += ["[[configs]]", f"name = {toml_value(config.name)}", f"hidden = {toml_value(config.hidden)}",
+                  f"params = {toml_value(config.params)}", f"signature = {toml_value(signature.to_json())}", ""]
     (folder / "problem.toml").write_text("\n".join(lines))
     tomllib.loads((folder / "problem.toml").read_text())  # a value we could not spell would fail here
     return folder
