@@ -235,3 +235,12 @@ def test_an_llm_runs_replies_are_shown_as_they_stream(controls, refinery_home) -
     assert any("no LLM calls" in c.value for c in at.caption)  # tokens and cost, once calls are stored
     library_run = make_run()
     assert not any("replies arriving" in m.value for m in _open(library_run).markdown)
+
+
+def test_a_cpu_run_with_no_speed_yet_is_explained_in_cpu_terms(controls) -> None:
+    run_id = make_run(device="cpu")
+    add_round(run_id, 0, verdict="timeout", speedup=None)
+    at = _open(run_id)
+    assert not at.exception
+    said = " ".join([c.value for c in at.caption] + [i.value for i in at.info])
+    assert "This run is on the CPU" in said and "On a machine without a GPU" not in said

@@ -359,8 +359,8 @@ def chart_panel(run: RunSummary, version: tuple, selected: int | None) -> None:
         if specs.speedup:
             st.vega_lite_chart(specs.speedup, width="stretch", key="speedup_chart")
         else:
-            st.caption("No speedup yet: a speedup needs a candidate that ran and was correct. On a machine "
-                       "without a GPU, CUDA candidates are compiled and analysed but not run.")
+            st.caption("No speedup yet: a speedup needs a candidate that ran and was correct. "
+                       + _not_run_words(run))
         st.vega_lite_chart(specs.strip, width="stretch", key="strip_chart")
         if specs.speedup_note:
             st.caption(specs.speedup_note)
@@ -372,13 +372,22 @@ def chart_panel(run: RunSummary, version: tuple, selected: int | None) -> None:
             st.caption(specs.tree_note)
 
 
+def _not_run_words(run: RunSummary) -> str:
+    """Why rounds may have no speed, in the terms of the device the run is on (a CPU run's rounds are C code
+    that ran, or CUDA that could only be compiled; a CPU timeout is not CUDA's doing)."""
+    if run.device in (None, "cpu") or str(run.device).lower().startswith("cpu"):
+        return ("This run is on the CPU: its C candidates run (see each round's verdict for why one did not), "
+                "its CUDA candidates are compiled and analysed only (needs_gpu), and a CPU run has no GPU roofline.")
+    return "See each round's verdict for why a candidate did not run or was not correct."
+
+
 def _roofline(run: RunSummary, version: tuple, selected: int | None) -> None:
     key = f"roof_cfg_{run.id}"
     view = run_charts.roofline_view(run.id, version, selected, run.problem_slug, run.device,
                                     st.session_state.get(key))
     if view.spec is None:
-        st.info("No roofline yet: it needs candidates that ran and were timed. On a machine without a GPU, CUDA "
-                "candidates are compiled and analysed but not run.", icon=":material/insights:")
+        st.info("No roofline yet: it needs GPU candidates that ran and were timed. " + _not_run_words(run),
+                icon=":material/insights:")
         return
     if st.session_state.get(key) not in view.configs:
         st.session_state[key] = view.config
