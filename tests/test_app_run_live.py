@@ -244,3 +244,16 @@ def test_a_cpu_run_with_no_speed_yet_is_explained_in_cpu_terms(controls) -> None
     assert not at.exception
     said = " ".join([c.value for c in at.caption] + [i.value for i in at.info])
     assert "This run is on the CPU" in said and "On a machine without a GPU" not in said
+
+
+def test_a_run_that_ended_early_says_why(controls) -> None:
+    from db import runs_repo
+
+    run_id = make_run(rounds=6)
+    for step in range(5):
+        add_round(run_id, step)
+    runs_repo.end_run(run_id, "finished", "finished after 5 steps: the library proposer has nothing left that this "
+                                          "run has not tried")
+    at = _open(run_id)
+    said = " ".join(c.value for c in at.caption)
+    assert "This run has finished: finished after 5 steps: the library proposer has nothing left" in said

@@ -105,7 +105,9 @@ def live_rounds(run: RunSummary, progress: RunProgress, folder: Path, seq: int, 
     elif run.recorded:
         st.caption("Recorded runs are read-only: results measured on a GPU, stored; nothing new will arrive.")
     else:
-        st.caption(f"This run has {run.status}; showing what it stored (controls act on running runs only).")
+        ending = next((e for e in data.run_events(run.id, progress.version, limit=5) if e.kind == run.status), None)
+        why = f": {ending.message}" if ending and ending.message else ""
+        st.caption(f"This run has {run.status}{why}. Showing what it stored (controls act on running runs only).")
     metrics(run, progress)
     st.markdown("#### Rounds")
     rounds_list(run, (*progress.version, seq), selected)
