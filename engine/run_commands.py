@@ -81,6 +81,9 @@ def _execute_live(run_id: int) -> str:
     best = max((r.evaluation.speedup or 0 for r in rows if r.evaluation and r.evaluation.verdict == "correct"),
                default=None)
     console.print(f"run {run_id} {status}: {len(rows)} candidates" + (f", best {best:.2f}×" if best else ""))
+    ending = next((e for e in reversed(runs_repo.events(run_id)) if e.kind == status), None)
+    if ending is not None and ending.message and status != "failed":
+        console.print(f"  {ending.message}")
     usage = run_usage(run_id)
     if usage.calls:
         console.print(usage.describe())
