@@ -17,7 +17,7 @@ import streamlit as st  # noqa: E402
 
 from app.components import frame  # noqa: E402
 
-PAGES = Path(__file__).parent / "pages"
+PAGES = Path(__file__).parent / "views"  # a `pages/` folder would put Streamlit in its legacy multipage mode
 THEME = ROOT / "assets" / "theme"
 
 

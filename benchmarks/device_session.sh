@@ -18,6 +18,8 @@
 #        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
 #        ncucost:SLUG/IMPL,...  benchmarks/ncu_metric_cost.py: profile time per metric group
 #        repeat:SLUG/IMPL       benchmarks/verifier_repeat.py: REPEAT_TIMES (8) verifications, ncu between
+#        polybench:DIR          benchmarks/polybench_import.py DIR --verify: every PolyBench kernel imported and
+#                               its generated CUDA port checked on the GPU (DIR: a checkout carried along)
 # Needs `.whl` carried (and `.raypkg` for the Ray steps), and `.sandbox-tools` where the machine has no
 # bubblewrap: Debian's packages of it (`apt-get download bubblewrap libseccomp2`), unpacked here.
 set -u
@@ -126,6 +128,12 @@ step_repeat() {
   timeout "$(cap 300)" python3 benchmarks/verifier_repeat.py "$1" --times ${REPEAT_TIMES:-8} --profile-between \
     --json $OUT/repeat.json >> $OUT/benchmarks.log 2>&1
   note "repeat: exit $?, $(tail -1 $OUT/benchmarks.log | cut -c1-200)"
+}
+
+step_polybench() {
+  timeout "$(cap ${POLYBENCH_CAP:-300})" python3 benchmarks/polybench_import.py "$1" --verify \
+    --json $OUT/polybench.json >> $OUT/polybench.log 2>&1
+  note "polybench: exit $?, $(tail -3 $OUT/polybench.log | tr '\n' ' ' | cut -c1-240)"
 }
 
 for step in "$@"; do

@@ -7,7 +7,7 @@ from pathlib import Path
 from app import main
 from app.testing import app_at
 
-PAGE = "pages/analyze.py"
+PAGE = "views/analyze.py"
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"
 
 

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.test_export import populated  # noqa: F401 - the fixture that fills the database
 
-PAGE = str(Path(__file__).resolve().parents[1] / "app" / "pages" / "export.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "app" / "views" / "export.py")
 
 
 def test_export_page_with_no_data_says_there_is_nothing_yet(refinery_home):

@@ -11,7 +11,7 @@ from db.labels import list_labels
 from engine.rank.synthetic import SyntheticConfig, write_synthetic
 from engine.settings import get_settings
 
-PAGE = str(Path(__file__).resolve().parents[1] / "app" / "pages" / "label.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "app" / "views" / "label.py")
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import pytest
 from app import main
 from app.testing import app_at
 
-REFINE_PAGES = ("pages/problems.py", "pages/new_run.py", "pages/run_live.py", "pages/runs.py")
+REFINE_PAGES = ("views/problems.py", "views/new_run.py", "views/run_live.py", "views/runs.py")
 
 
 def test_app_opens_on_problems_with_a_fresh_empty_database(refinery_home) -> None:

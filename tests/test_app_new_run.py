@@ -9,7 +9,7 @@ import pytest
 
 from app.testing import app_at, make_run
 
-PAGE = "pages/new_run.py"
+PAGE = "views/new_run.py"
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from app.testing import app_at
 
-PAGE = "pages/problems.py"
+PAGE = "views/problems.py"
 
 
 def _table(at):

@@ -9,7 +9,7 @@ from pathlib import Path
 from app.components.problems_view import save_uploads
 from app.testing import app_at
 
-PAGE = "pages/problems.py"
+PAGE = "views/problems.py"
 FIXTURES = Path(__file__).parent / "fixtures" / "c_import"
 
 

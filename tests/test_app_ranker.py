@@ -16,7 +16,7 @@ def table_with(at: AppTest, column: str):
     return next(df.value for df in at.dataframe if column in df.value.columns)
 
 
-PAGE = str(Path(__file__).resolve().parents[1] / "app" / "pages" / "ranker.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "app" / "views" / "ranker.py")
 
 
 def test_without_a_ranker_the_page_says_so(refinery_home):

@@ -10,7 +10,7 @@ import pytest
 
 from app.testing import add_round, app_at, bulk_run, make_run, seed_run, set_status
 
-PAGE = "pages/run_live.py"
+PAGE = "views/run_live.py"
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from app.testing import add_round, app_at, make_run, seed_run, set_status
 
-PAGE = "pages/runs.py"
+PAGE = "views/runs.py"
 
 
 def _history(at):

@@ -8,6 +8,7 @@ test loads both builds and compares their outputs.
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import pytest
 from engine.build.fastinline.extension import build_extension
 from engine.build.fastinline.ninja import parse_build_file
 from engine.build.fastinline.split import CannotSplit, split_cuda
-from engine.build.inline import load_inline_extras
+from engine.build.inline import EXTENSIONS_INSIDE, load_inline_extras
 from engine.build.tools import find_tool
 from engine.verify.runner import prebuilt
 from tests.load_inline_support import FIXTURES, link_stand_ins, load_as_runner, prebuild
@@ -140,6 +141,17 @@ def test_a_stamp_matches_the_same_inputs_in_another_folder_and_nothing_else(tmp_
     assert prebuilt.stamp_matches(first) and prebuilt.stamp_matches(second)
     (second / "main.cpp").write_text("int g();\n")
     assert not prebuilt.stamp_matches(second)
+
+
+def test_a_stamp_written_inside_a_sandbox_is_checked_from_outside_by_naming_the_path_it_was_written_at(tmp_path):
+    inside, outside = "/refinery/ext/ext", tmp_path / "ext"
+    outside.mkdir()
+    (outside / "build.ninja").write_text(f"build ext.so: link {inside}/main.o\n")
+    (outside / "ext.so").write_bytes(b"")
+    stamp_from_inside = prebuilt.inputs_digest(outside, written_at=inside)
+    (outside / prebuilt.STAMP).write_text(json.dumps({"inputs": stamp_from_inside, "route": "merged"}))
+    assert not prebuilt.stamp_matches(outside)
+    assert prebuilt.stamp_matches(outside, written_at=inside)
 
 
 def test_a_build_file_the_fast_build_does_not_take_is_reported_not_raised(tmp_path):
@@ -275,7 +287,8 @@ def test_the_verifiers_sandboxed_prebuild_builds_a_load_inline_candidate_fast(tm
                              prebuild_inline=True)
     assert result.ok, result.log[-3000:]
     assert any("built by the fast build (merged, shared header)" in note for note in result.notes), result.notes
-    assert prebuilt.stamp_matches(result.extensions_dir / "relu_inline")
+    # the build ran in the sandbox, which shows the folder at the path the runner shows it at too
+    assert prebuilt.stamp_matches(result.extensions_dir / "relu_inline", written_at=f"{EXTENSIONS_INSIDE}/relu_inline")
 
 
 @pytest.mark.gpu

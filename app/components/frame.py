@@ -82,26 +82,6 @@ def recorded_offer() -> None:
             st.success(f"Loaded {count} recorded run(s).", icon=":material/check:")
 
 
-def route_through_main() -> None:
-    """Draw a page that Streamlit ran on its own through `app/main.py`'s router instead.
-
-    A `pages/` folder beside the entry point makes Streamlit start in its old multipage mode, in
-    which a visit straight to `/run_live` runs that script alone (no navigation, no frame) until
-    some session has called `st.navigation`; AppTest starts every run in that mode. Turning it off
-    and running the router here, in the same script run, draws the frame with this page inside
-    (widget events of this run intact), then stops the outer, frameless run. A no-op in the normal
-    case, where the router is what ran this page.
-    """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        from app.main import run
-
-        run()
-        st.stop()
-
-
 def run_page(page: st.Page) -> None:
     """Run the chosen page; an error it lets escape becomes a sentence where the page was."""
     try:

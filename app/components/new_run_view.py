@@ -259,4 +259,4 @@ def started(run_id: int) -> None:
         if log:
             st.markdown(f"Its log is at `{log}`; its events at `{log.parent / 'events'}`.")
         if st.button("Open the live view", type="primary", icon=":material/monitoring:", key="nr_open"):
-            st.switch_page("pages/run_live.py", query_params={"run": str(run_id)})
+            st.switch_page("views/run_live.py", query_params={"run": str(run_id)})

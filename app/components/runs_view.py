@@ -11,7 +11,7 @@ from app.components.widgets import pager
 from db.queries import BestResult, RunFilter, RunSummary
 
 PAGE_SIZES = (25, 50, 100)
-RUN_PAGE = "pages/run_live.py"
+RUN_PAGE = "views/run_live.py"
 
 
 def filters() -> tuple[RunFilter, int]:

@@ -19,14 +19,19 @@ STAMP = "prebuilt.json"
 _LIBRARY = re.compile(r"^build (\S+): link ", re.M)
 
 
-def inputs_digest(folder: Path) -> str:
-    """A digest of torch's build inputs in `folder`, with the folder's path written as `{folder}`."""
+def inputs_digest(folder: Path, written_at: str | None = None) -> str:
+    """A digest of torch's build inputs in `folder`, with the folder's path written as `{folder}`.
+
+    `written_at` is the path torch wrote the files at, where that is not where they are read now (a
+    sandbox's view of the same folder, read from outside it).
+    """
     folder = Path(folder)
     digest = hashlib.sha256()
     for name in ("build.ninja", "main.cpp", "cuda.cu"):
         path = folder / name
         text = path.read_text() if path.exists() else ""
-        digest.update(name.encode() + b"\0" + text.replace(str(folder), "{folder}").encode() + b"\0")
+        text = text.replace(written_at or str(folder), "{folder}")
+        digest.update(name.encode() + b"\0" + text.encode() + b"\0")
     return digest.hexdigest()
 
 
@@ -47,14 +52,14 @@ def write_stamp(folder: Path, route: str, seconds: float) -> None:
     partial.replace(stamp)
 
 
-def stamp_matches(folder: Path) -> bool:
+def stamp_matches(folder: Path, written_at: str | None = None) -> bool:
     """The fast build made this folder's library from exactly the inputs torch has written there."""
     try:
         recorded = json.loads((Path(folder) / STAMP).read_text())
     except (OSError, ValueError):
         return False
     library = library_of(folder)
-    return library is not None and library.exists() and recorded.get("inputs") == inputs_digest(folder)
+    return library is not None and library.exists() and recorded.get("inputs") == inputs_digest(folder, written_at)
 
 
 def install() -> None:

@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from app.components import export_view, frame
+from app.components import export_view
 from app.components.errors import shown_errors
 
-frame.route_through_main()
 st.title("Export")
 st.caption("Ranked datasets for reward-model, DPO, SFT and RL training, streamed to JSONL or Parquet with a "
            "dataset card. Hidden input configurations never appear in a prompt.")

@@ -2,13 +2,11 @@
 
 import streamlit as st
 
-from app.components import frame
 from app.components import labeling as ui
 from app.components.errors import shown_errors
 from engine.rank.bt import bradley_terry_orders
 from engine.rank.store import list_rankers
 
-frame.route_through_main()
 st.title("Ranker")
 st.caption("A pairwise scorer trained on measured pairs (correct, >= 10 % apart) and human votes, judged on "
            "problems it never saw. `refinery rank train` makes a new version.")

@@ -4,7 +4,6 @@ import streamlit as st
 
 from app.components import frame, runs_view
 
-frame.route_through_main()
 st.title("Runs")
 frame.recorded_offer()
 history, best = st.tabs(["History", "Best per problem"], key="runs_tabs")

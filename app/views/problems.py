@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from app.components import data, frame, problems_view
+from app.components import data, problems_view
 from app.components.errors import shown_errors
 
-frame.route_through_main()
 st.title("Problems")
 scan = data.library()
 browse, importing = st.tabs(["Library", "Import"], key="problems_tabs")
@@ -30,7 +29,7 @@ with browse:
                 problems_view.problem_card(problem)
             if st.button("New run on this problem", type="primary", icon=":material/rocket_launch:",
                          key="run_this"):
-                st.switch_page("pages/new_run.py", query_params={"problem": problem.slug})
+                st.switch_page("views/new_run.py", query_params={"problem": problem.slug})
 
 with importing:
     st.caption("KernelBench files are copied unchanged and get configurations derived from their batch size, "

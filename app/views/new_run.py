@@ -4,7 +4,6 @@ import streamlit as st
 
 from app.components import data, frame, new_run_view
 
-frame.route_through_main()
 st.title("New run")
 st.caption("A run is a separate process (the same code as `refinery run`): closing this page does not stop it.")
 new_run_view.sandbox_notice()

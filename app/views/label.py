@@ -2,13 +2,11 @@
 
 import streamlit as st
 
-from app.components import frame
 from app.components import labeling as ui
 from app.components.errors import shown_errors
 from db.labels import list_problem_slugs
 from engine.rank.agreement import agreement_report
 
-frame.route_through_main()
 st.title("Label pairs")
 st.caption("Which of two candidates for the same problem is the better kernel? Keys: A, B, T (tie), N (both bad), "
            "S (skip), U (undo).")

@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from app.components import analyze_view, frame
+from app.components import analyze_view
 from app.components.errors import shown_errors
 
-frame.route_through_main()
 st.title("Analyze")
 st.caption("Registers, spills, shared memory, occupancy, the launch read from host code, SASS highlights and the "
            "ranked findings a run shows, for any CUDA source. It is compiled in the sandbox (cubin only) and never "

@@ -2,14 +2,13 @@
 
 import streamlit as st
 
-from app.components import data, engine_api, frame, run_view
+from app.components import data, engine_api, run_view
 
-frame.route_through_main()
 st.title("Run (live)")
 run_id = run_view.pick_run()
 if run_id is None:
     st.info("No runs yet. Start one from New run.", icon=":material/inbox:")
-    st.page_link("pages/new_run.py", label="New run", icon=":material/rocket_launch:")
+    st.page_link("views/new_run.py", label="New run", icon=":material/rocket_launch:")
     st.stop()
 
 progress = data.run_progress(run_id)
