@@ -18,6 +18,8 @@
 #        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
 #        ncucost:SLUG/IMPL,...  benchmarks/ncu_metric_cost.py: profile time per metric group
 #        repeat:SLUG/IMPL       benchmarks/verifier_repeat.py: REPEAT_TIMES (8) verifications, ncu between
+#        throughput[:DIR]       benchmarks/verifier_throughput.py (NATIVE, INLINE candidates), of DIR if given
+#        pinning                benchmarks/region_pinning.py: page-locking the shared region, its cost and gain
 #        polybench:DIR          benchmarks/polybench_import.py DIR --verify: every PolyBench kernel imported and
 #                               its generated CUDA port checked on the GPU (DIR: a checkout carried along)
 # Needs `.whl` carried (and `.raypkg` for the Ray steps), and `.sandbox-tools` where the machine has no
@@ -105,9 +107,17 @@ step_ray() {
 }
 
 step_throughput() {
-  timeout "$(cap ${THROUGHPUT_CAP:-240})" python3 benchmarks/verifier_throughput.py --native ${NATIVE:-40} \
-    --inline ${INLINE:-1} --out $OUT/throughput.json >> $OUT/benchmarks.log 2>&1
-  note "throughput: exit $?"
+  # throughput:DIR runs the benchmark of another tree (an export of an earlier commit: a baseline in the same call)
+  local tree=${1:-.}
+  ( cd "$tree" && PYTHONPATH=$PWD:/tmp/site timeout "$(cap ${THROUGHPUT_CAP:-240})" python3 \
+    benchmarks/verifier_throughput.py --native ${NATIVE:-40} --inline ${INLINE:-1} \
+    --out $OUT/throughput-$(basename "$(realpath "$tree")").json ) >> $OUT/benchmarks.log 2>&1
+  note "throughput ${tree}: exit $?, $(grep '^native:' $OUT/benchmarks.log | tail -1 | cut -c1-400)"
+}
+
+step_pinning() {
+  timeout "$(cap 120)" python3 benchmarks/region_pinning.py --json $OUT/pinning.json >> $OUT/benchmarks.log 2>&1
+  note "pinning: exit $?"; grep "MiB:" $OUT/benchmarks.log | tee -a "$log"
 }
 
 step_ncu() {

@@ -241,6 +241,8 @@ def main() -> int:
         verifier = Verifier(pool=pool, options=VerifyOptions(), settings=settings)
         verifier.evaluate(problem, native[0])  # warm the worker (CUDA context, profiler, allocator)
         report["native"] = run_batch(verifier, problem, native[1:] if len(native) > 1 else native)
+        torn = [t for slot in pool._slots for t in slot.teardown_seconds]
+        report["native"]["runner_teardown_s_median"] = statistics.median(torn) if torn else None
         print("native:", json.dumps(report["native"]), flush=True)
         if inline:
             report["load_inline"] = run_batch(verifier, problem, inline)

@@ -35,6 +35,9 @@ class Judge:
     def __init__(self, device: str, scratch: Path, tell: Callable[[dict], None] | None = None) -> None:
         self.device, self.scratch, self.tell = device, scratch, tell
         self.references: OrderedDict[tuple, object] = OrderedDict()
+        from engine.verify.judge.session import RegionCache
+
+        self.regions = RegionCache()  # one page-locked region lent from runner to runner
 
     def stage_said(self, job_id: str, stage: str, phase: str) -> None:
         """Tell the pool a stage started or ended (it times nothing by it; it only watches the machine)."""
@@ -62,7 +65,7 @@ class Judge:
         from engine.verify.records import EvaluationResult, Verdict
         from engine.verify.wire.channel import Channel
 
-        session = RunnerSession(Channel.from_fd(runner_fd), job.device)
+        session = RunnerSession(Channel.from_fd(runner_fd), job.device, cache=self.regions)
         started = time.perf_counter()
         try:
             try:

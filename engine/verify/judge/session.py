@@ -9,6 +9,7 @@ that escapes the judge.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -48,10 +49,87 @@ class Returned:
     tensor_class: str = "Tensor"
 
 
+class RegionCache:
+    """The judge's shared region, kept from one runner to the next.
+
+    Making a region is cheap; page-locking it for the GPU (cudaHostRegister) is not: 0.39 s for a GiB on
+    the H200 machine, paid again at every growth of every candidate's region (benchmarks/region_pinning.py).
+    So the judge keeps its largest region and lends it to the next runner, but only once the runner that
+    had it is gone: its socket reads end-of-file when every process that held it has ended (the pool
+    kills the runner's whole sandbox after the job), and only then is the region erased (17 ms a GiB) and
+    lent again. A region whose runner does not go in time is closed, never lent.
+    """
+
+    def __init__(self, wait_s: float = 2.0) -> None:
+        self.wait_s = wait_s
+        self.idle: SharedRegion | None = None
+        self.pending: threading.Thread | None = None
+
+    def acquire(self, size: int, pin: bool) -> SharedRegion:
+        if self.pending is not None:
+            self.pending.join(self.wait_s)
+            if not self.pending.is_alive():
+                self.pending = None
+        if self.pending is None and self.idle is not None and self.idle.size >= size:
+            region, self.idle = self.idle, None
+            return region
+        return SharedRegion.create(size, pin=pin)
+
+    def release(self, region: SharedRegion, channel: Channel) -> None:
+        """Take `region` back once the runner at the other end of `channel` has ended (then close the
+        channel); until then, and if it never ends, the region is lent to no one."""
+        if self.pending is not None and self.pending.is_alive():  # one release in flight: this one is not kept
+            region.close()
+            channel.close()
+            return
+
+        def when_gone() -> None:
+            try:
+                gone = _wait_for_end(channel, timeout_s=30.0)
+            finally:
+                channel.close()
+            if not gone or (self.idle is not None and self.idle.size >= region.size):
+                region.close()
+                return
+            region.zero()
+            if self.idle is not None:
+                self.idle.close()
+            self.idle = region
+
+        self.pending = threading.Thread(target=when_gone, name="region-back", daemon=True)
+        self.pending.start()
+
+    def close(self) -> None:
+        if self.pending is not None:
+            self.pending.join()
+            self.pending = None
+        if self.idle is not None:
+            self.idle.close()
+            self.idle = None
+
+
+def _wait_for_end(channel: Channel, timeout_s: float) -> bool:
+    """Whether the peer's end of `channel` closed (everything holding it ended) within `timeout_s`;
+    whatever it still sends meanwhile is read and dropped."""
+    deadline = time.monotonic() + timeout_s
+    sock = channel.sock
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            sock.settimeout(left)
+            if not sock.recv(1 << 16):
+                return True
+    except TimeoutError:
+        return False
+    except OSError:
+        return True  # reset by the peer's end: it is gone
+    return False
+
+
 @dataclass
 class RunnerSession:
     channel: Channel
     device: str
+    cache: RegionCache | None = None  # the judge's region, lent to this runner; None: one of its own
     region: SharedRegion | None = None
     evidence: list[str] = field(default_factory=list)
     lost: bool = False
@@ -92,10 +170,21 @@ class RunnerSession:
         size = aligned(max(size, 4096))
         if self.region is not None and self.region.size >= size:
             return
-        if self.region is not None:
+        self.give_back_region()
+        pin = self.device == "cuda"
+        self.region = self.cache.acquire(size, pin) if self.cache is not None else SharedRegion.create(size, pin=pin)
+        self.request("region", size=self.region.size, fds=(self.region.fd,))
+
+    def give_back_region(self, at_end: bool = False) -> None:
+        """Close this job's region, or at the job's end hand it back to the judge's cache (which lends it
+        again only after this runner has ended)."""
+        if self.region is None:
+            return
+        if at_end and self.cache is not None:
+            self.cache.release(self.region, self.channel)
+        else:
             self.region.close()
-        self.region = SharedRegion.create(size, pin=self.device == "cuda")
-        self.request("region", size=size, fds=(self.region.fd,))
+        self.region = None
 
     def take(self, slots: object, stage: str) -> list[Returned]:
         """The runner's outputs (or inputs) as private copies on the judge's device."""
@@ -119,10 +208,11 @@ class RunnerSession:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.channel.send({"op": "bye"})
+        if self.region is not None and self.cache is not None:
+            self.give_back_region(at_end=True)  # the cache closes the channel once the runner has ended
+            return
         self.channel.close()
-        if self.region is not None:
-            self.region.close()
-            self.region = None
+        self.give_back_region()
 
 
 def _close(fd: int) -> None:

@@ -17,7 +17,7 @@ import math
 import torch
 
 from engine.verify.judge import clock, coverage
-from engine.verify.judge.correctness import compare, looks_cached, same_values
+from engine.verify.judge.correctness import compare, looks_cached
 from engine.verify.judge.energy import record_energy
 from engine.verify.judge.job import ConfigSpec, Job
 from engine.verify.judge.outcome import Findings, JobFailure, JobState, failure_result, final_result, judged
@@ -107,9 +107,9 @@ class TorchJudge:
         self.state.load_seconds = _seconds(reply.get("load_seconds"))
 
     def ensure_region(self, expected: Expected) -> None:
-        """Room for the outputs and the inputs after the call (twice, so a candidate whose outputs are
-        a little off in size still gets them back to be named as wrong)."""
-        need = 2 * (_bytes(expected.native) + _bytes(expected.inputs)) + 2**20
+        """Room for the outputs (twice, so a candidate whose outputs are a little off in size still gets
+        them back to be named as wrong)."""
+        need = 2 * _bytes(expected.native) + 2**20
         if need > self.region_bytes:
             self.runner.ensure_region(need)
             self.region_bytes = need
@@ -121,39 +121,43 @@ class TorchJudge:
         result = ConfigResult(spec.name, spec.hidden, ok=True, max_abs_error=0.0, max_rel_error=0.0,
                               seeds=list(spec.seeds))
         previous_out = previous_ref = None
+        stage_of = self.state.stage
         for trial, seed in enumerate(spec.seeds):
-            expected = self.reference.answer(spec.name, spec.params, seed)
-            self.ensure_region(expected)
+            with stage_of("correctness.reference"):
+                expected = self.reference.answer(spec.name, spec.params, seed)
+            with stage_of("correctness.region"):
+                self.ensure_region(expected)
             stage = f"forward on configuration {spec.name!r}"
-            reply = self.runner.request("call", stage=stage, config=spec.name, seed=seed, reuse=trial > 0,
-                                        want_inputs=True)
+            with stage_of("correctness.call"):
+                reply = self.runner.request("call", stage=stage, config=spec.name, seed=seed, reuse=trial > 0,
+                                            check_inputs=True)
             if self.state.load_seconds is not None and trial == 0 and spec is job.configs[0]:
                 self.state.load_seconds += _seconds(reply.get("seconds"))
-            outputs = self.runner.take(reply.get("outputs"), stage)
-            inputs_after = self.runner.take(reply.get("inputs"), stage)
+            with stage_of("correctness.take"):
+                outputs = self.runner.take(reply.get("outputs"), stage)
             self.check_classes(outputs, stage)
             got = _as_compared(outputs)
-            verdict = compare(got, expected.answer, expected.native, job.rtol, job.atol)
+            with stage_of("correctness.compare"):
+                verdict = compare(got, expected.answer, expected.native, job.rtol, job.atol)
             for attr in ("max_abs_error", "max_rel_error"):
                 if getattr(verdict, attr) is not None:
                     setattr(result, attr, max(getattr(result, attr) or 0.0, getattr(verdict, attr)))
             if not verdict.ok and result.ok:
                 result.ok, result.first_mismatch = False, verdict.first_mismatch
                 result.message = f"trial {trial} (seed {seed}): {verdict.message}"
-            if not expected.mutates and not self.same_inputs(inputs_after, expected.inputs):
+            changed = reply.get("inputs_changed")
+            if not isinstance(changed, list):
+                raise JobFailure(Verdict.INTEGRITY_VIOLATION, "the candidate's process did not say whether "
+                                                              "ModelNew.forward changed its inputs")
+            if not expected.mutates and changed:
                 self.findings.failed("input-mutation", f"ModelNew.forward changed its inputs on configuration "
-                                                       f"{spec.name!r} (trial {trial})")
+                                                       f"{spec.name!r} (trial {trial}; input "
+                                                       f"{', '.join(map(str, changed[:5]))})")
             if looks_cached(verdict, got, previous_out, expected.native, previous_ref):
                 self.findings.failed("result-caching", f"on configuration {spec.name!r} two calls on different "
                                                        "inputs (same tensors, new values) returned identical outputs")
             previous_out, previous_ref = got, expected.native
         self.state.configs.append(result)
-
-    def same_inputs(self, returned: list[Returned], originals: list) -> bool:
-        tensors = [o for o in originals if isinstance(o, torch.Tensor)]
-        if len(returned) != len(tensors):
-            return False
-        return all(r.tensor is not None and same_values(r.tensor, t) for r, t in zip(returned, tensors, strict=True))
 
     def check_classes(self, outputs: list[Returned], stage: str) -> None:
         odd = [r.tensor_class for r in outputs if r.tensor is not None and r.tensor_class not in PLAIN_TENSOR_CLASSES]

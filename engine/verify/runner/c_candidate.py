@@ -34,6 +34,8 @@ def load_entry(path: str, entry: str, specs: list[ArgSpec]):
 
 
 class CCandidate:
+    kind = "c"
+
     def __init__(self, spec: CandidateSpec, scratch: Path, library: bytes) -> None:
         self.spec, self.scratch, self.library_bytes = spec, scratch, library
         self.device = "cuda" if spec.flavor == "cuda-library" and spec.device == "cuda" else "cpu"

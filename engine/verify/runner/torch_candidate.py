@@ -29,6 +29,8 @@ EXTENSIONS_ROOT = "/refinery/ext"  # where load_inline builds live, the same pat
 
 
 class TorchCandidate:
+    kind = "pytorch"  # its call reports which inputs it changed (the C judge reads C arrays back instead)
+
     def __init__(self, spec: CandidateSpec, scratch: Path, guard: ProcessGuard, extensions_root: str) -> None:
         self.spec, self.scratch, self.guard = spec, scratch, guard
         self.device = spec.device
@@ -104,9 +106,11 @@ class TorchCandidate:
         return reuse_buffers(self.previous.get(config) if reuse else None, fresh)
 
     def call(self, config: str, seed: int, reuse: bool) -> tuple[list, list, float]:
-        """(outputs, the inputs after the call, seconds including the first call's JIT work)."""
+        """(outputs, the positions of the inputs the call changed, seconds including the first call's JIT
+        work)."""
         model = self.models[config]
         inputs = self.inputs(config, seed, reuse)
+        before = [t.clone() if isinstance(t, torch.Tensor) else None for t in inputs]
         if self.cuda:
             scrub_free_blocks()
         started = _perf_counter()
@@ -120,7 +124,9 @@ class TorchCandidate:
         except (Exception, SystemExit) as exc:
             raise from_exception(exc, f"forward on configuration {config!r}") from exc
         self.previous[config] = inputs
-        return as_list(out), inputs, _perf_counter() - started
+        changed = [i for i, (was, now) in enumerate(zip(before, inputs, strict=True))
+                   if was is not None and not _same_bits(was, now)]
+        return as_list(out), changed, _perf_counter() - started
 
     def runnable(self, config: str, seed: int):
         """A call of the candidate on the inputs of `seed`, made once (for the profiler's loop)."""
@@ -200,3 +206,10 @@ class TorchCandidate:
         except (Exception, SystemExit) as exc:
             raise from_exception(exc, "the energy loop") from exc
         return calls
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise equality (NaN equal to NaN, -0.0 not equal to 0.0): did the call write into this input?"""
+    if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    return bool(torch.equal(a.reshape(-1).view(torch.uint8), b.detach().reshape(-1).view(torch.uint8)))

@@ -1,15 +1,19 @@
 """One memory region shared by the judge and a runner, for the tensors that cross the boundary.
 
 The judge creates it (a memfd, sized to the largest set of outputs it expects), passes the descriptor,
-and reads the runner's outputs from it; the runner maps it and copies its outputs in. On a GPU both
-sides register it with CUDA as page-locked memory, so device↔host copies run at full speed. The
+and reads the runner's outputs from it; the runner maps it and copies its outputs in. On a GPU the
+judge registers it with CUDA as page-locked memory once and lends it from runner to runner (the judge's
+RegionCache); each runner, a fresh process, copies into it unpinned (pinning costs more than it saves
+on one candidate's outputs: benchmarks/region_pinning.py). The
 runner can write anything there at any time: the judge copies what it reads before it compares, and
-takes shapes and dtypes from its own expectations, never from the region.
+takes shapes and dtypes from its own expectations, never from the region. The region is sealed at
+its size (the runner cannot shrink it under the judge's reads, which would end the judge with SIGBUS).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import mmap
 import os
 from dataclasses import dataclass
@@ -71,9 +75,15 @@ class SharedRegion:
 
     @classmethod
     def create(cls, size: int, pin: bool = True) -> SharedRegion:
-        fd = os.memfd_create("refinery-tensors", 0)
+        fd = os.memfd_create("refinery-tensors", os.MFD_ALLOW_SEALING)
         os.ftruncate(fd, max(size, 0))
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
         return cls(fd, size, pin)
+
+    def zero(self) -> None:
+        """Erase whatever a runner left here, before the region serves the next one."""
+        if self.size:
+            self.bytes.zero_()
 
     @classmethod
     def attach(cls, fd: int, size: int, pin: bool = True) -> SharedRegion:
