@@ -14,6 +14,17 @@ from pathlib import Path
 
 from db.models import Candidate, Diagnostic, Evaluation, Run, RunEvent
 from db.session import session_scope
+from engine.analysis.agreement import KernelAgreement
+from engine.analysis.energy import EnergyComparison, EnergyMeasurement, EnergyRecord
+from engine.analysis.launch import LaunchConfig
+from engine.analysis.ncu import NcuSummary
+from engine.analysis.ncu_record import NcuRecord
+from engine.analysis.occupancy import Occupancy
+from engine.analysis.ptxas import KernelResources
+from engine.analysis.record import KernelReport, StaticReport
+from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint, RooflineRecord
+from engine.analysis.sass import InstructionMix
+from engine.feedback.model import FeedbackRecord, Finding
 from engine.settings import get_settings
 
 SOURCE = """#define TILE 32
@@ -85,37 +96,17 @@ def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str
             configs=configs, candidate_us=candidate_us, baseline_us=100.0 if timed else None,
             speedup=speedup if timed else None, device="NVIDIA H200", timing={"trials": 100}))
         if diagnostics:
-            session.add(Diagnostic(candidate_id=cand.id, kind="static", data={
-                "ok": True, "language": "cuda", "arch": "sm_90",
-                "features": {"uses_shared_memory": 1, "loop_count": 2, "global_loads": 1},
-                "kernels": [{"name": "kernel_transpose", "symbol": "kernel_transpose",
-                             "launch": {"block": [32, 8, 1], "grid": None},
-                             "resources": {"registers": 16, "smem_bytes": 4224, "spill_stores": 0, "spill_loads": 0},
-                             "mix": {"total": 40, "counts": {"global_load": 4, "global_store": 4, "shared_load": 4}},
-                             "occupancy": {"sm_90": {"arch": "sm_90", "warps_per_sm": 64, "max_warps": 64,
-                                                     "blocks_per_sm": 8, "limiters": ["warps"]}}}]}))
+            session.add(Diagnostic(candidate_id=cand.id, kind="static", data=_static().to_json()))
             if timed:
-                session.add(Diagnostic(candidate_id=cand.id, kind="ncu", data=_ncu_data(step, ncu_refused)))
-                session.add(Diagnostic(candidate_id=cand.id, kind="energy", data={
-                    "device": "NVIDIA H200", "loop_seconds": 1.0,
-                    "candidate": {"joules_per_call": 0.05 / speedup, "average_watts": 450.0, "calls": 9000,
-                                  "seconds": 1.0},
-                    "baseline_name": "eager", "baseline": {"joules_per_call": 0.05},
-                    "comparison": {"ratio": 1 / speedup, "matched_speed_ratio": 0.9}}))
-                bandwidth = 1e12 * speedup
-                session.add(Diagnostic(candidate_id=cand.id, kind="roofline", bottleneck="memory-bound", data={
-                    "point": {"arithmetic_intensity": 0.25, "achieved_flops": bandwidth / 4,
-                              "achieved_bandwidth": bandwidth, "precision": "fp32", "peak_flops": 6.69e13,
-                              "peak_bandwidth": 4.8e12, "bound": "memory", "roof": 1.2e12,
-                              "pct_of_roof": bandwidth / 4.8e12, "source": "analytical", "seconds": 1e-4},
-                    "classification": {"bottleneck": "memory-bound", "reason": "at the memory roof",
-                                       "measured": True},
-                    "device": "NVIDIA H200", "notes": []}))
+                session.add(Diagnostic(candidate_id=cand.id, kind="ncu", data=_ncu(step, ncu_refused).to_json()))
+                session.add(Diagnostic(candidate_id=cand.id, kind="energy", data=_energy(speedup).to_json()))
+                session.add(Diagnostic(candidate_id=cand.id, kind="roofline", bottleneck="memory-bound",
+                                       data=_roofline(speedup).to_json()))
+            finding = Finding("coalescing", "memory/uncoalesced-access", "uncoalesced global stores",
+                              "32 sectors per request", "stage a tile", 0.8)
             session.add(Diagnostic(candidate_id=cand.id, kind="feedback", bottleneck="memory-bound",
                                    text=f"1. Writes are strided (step {step}): stage a tile in shared memory.",
-                                   data={"findings": ["coalescing"], "details": [
-                                       {"tool": "coalescing", "title": "uncoalesced global stores",
-                                        "evidence": "32 sectors per request", "suggestion": "stage a tile"}]}))
+                                   data=FeedbackRecord(["coalescing"], [finding]).to_json()))
         event = RunEvent(run_id=run_id, kind="round", step=step, candidate_id=cand.id, message=f"round {step}")
         session.add(event)
         session.flush()
@@ -125,17 +116,45 @@ def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str
     return candidate_id
 
 
-def _ncu_data(step: int, refused: str | None) -> dict:
+def _static() -> StaticReport:
+    name = "kernel_transpose"
+    kernel = KernelReport(name, name, LaunchConfig(name, (32, 8, 1), origin="launch-site"),
+                          KernelResources(name, "sm_90", 16, smem_bytes=4224),
+                          InstructionMix(name, 40, {"global_load": 4, "global_store": 4, "shared_load": 4}),
+                          {"sm_90": Occupancy("sm_90", 256, 8, 64, 64, ("warps",))})
+    return StaticReport(True, "cuda", "sm_90", [kernel], {"uses_shared_memory": 1, "loop_count": 2, "global_loads": 1})
+
+
+def _ncu(step: int, refused: str | None) -> NcuRecord:
     if refused:
-        return {"ok": False, "seconds": 0.4, "config": "large", "reason": refused}
-    return {"ok": True, "seconds": 6.1, "config": "large",
-            "summary": {"kernels": 1, "duration_s": 9.8e-5, "dram_bytes_read": 1.34e8, "dram_bytes_written": 1.15e8,
-                        "ld_sectors_per_request": 4.0, "st_sectors_per_request": 32.0 - step,
-                        "top_stalls": [["long_scoreboard", 38.2]]},
-            "static_vs_ncu": [{"kernel": "kernel_transpose", "static_ld": 4.0, "ncu_ld": 4.0, "static_st": 32.0,
-                               "ncu_st": 32.0 - step, "static_occupancy": 1.0, "ncu_theoretical_occupancy": 1.0,
-                               "ncu_achieved_occupancy": 0.7, "ld_agree": True, "st_agree": True,
-                               "occupancy_agree": True}]}
+        return NcuRecord(ok=False, seconds=0.4, config="large", reason=refused)
+    summary = NcuSummary(kernels=1, duration_s=9.8e-5, dram_bytes_read=1.34e8, dram_bytes_written=1.15e8, flops={},
+                         achieved_occupancy=0.7, theoretical_occupancy=1.0, ld_sectors_per_request=4.0,
+                         st_sectors_per_request=32.0 - step, shared_ld_wavefronts_per_request=None,
+                         shared_st_wavefronts_per_request=None, shared_bank_conflicts=0.0,
+                         top_stalls=[("long_scoreboard", 38.2)], tensor_pipe_pct=None, sm_throughput_pct=None,
+                         dram_throughput_pct=None, grid_blocks=None, block_threads=256)
+    compared = KernelAgreement("kernel_transpose", static_ld=4.0, ncu_ld=4.0, static_st=32.0, ncu_st=32.0 - step,
+                               static_occupancy=1.0, ncu_theoretical_occupancy=1.0, ncu_achieved_occupancy=0.7)
+    return NcuRecord(ok=True, seconds=6.1, config="large", summary=summary, static_vs_ncu=[compared])
+
+
+def _energy(speedup: float) -> EnergyRecord:
+    candidate = EnergyMeasurement(joules_per_call=0.05 / speedup, seconds_per_call=1 / 9000, calls=9000, seconds=1.0,
+                                  joules=450.0, average_watts=450.0, idle_watts=80.0)
+    baseline = EnergyMeasurement(joules_per_call=0.05, seconds_per_call=1e-4, calls=10_000, seconds=1.0, joules=500.0,
+                                 average_watts=500.0, idle_watts=80.0)
+    comparison = EnergyComparison(candidate.joules_per_call, 0.05, 1 / speedup, 0.045, 0.9)
+    return EnergyRecord("NVIDIA H200", 1.0, candidate, "the candidate's process", "eager", baseline, comparison)
+
+
+def _roofline(speedup: float) -> RooflineRecord:
+    bandwidth = 1e12 * speedup
+    point = RooflinePoint(arithmetic_intensity=0.25, achieved_flops=bandwidth / 4, achieved_bandwidth=bandwidth,
+                          precision="fp32", peak_flops=6.69e13, peak_bandwidth=4.8e12, bound="memory", roof=1.2e12,
+                          pct_of_roof=bandwidth / 4.8e12, source="analytical", seconds=1e-4)
+    return RooflineRecord(point, Classification(Bottleneck.MEMORY, "at the memory roof"), "NVIDIA H200",
+                          config="large")
 
 
 def seed_run(rounds: int = 5, **run_kwargs) -> tuple[int, list[int]]:

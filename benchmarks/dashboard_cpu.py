@@ -263,6 +263,9 @@ def main() -> int:
     os.environ["REFINERY_HOME"] = str(home)
     os.environ.pop("REFINERY_DATABASE_URL", None)
     from app.testing import start_streamlit, stop_streamlit
+    from engine.database import use_settings_database
+
+    use_settings_database()
 
     run = LiveRun(args.preload)
     process, url = start_streamlit(home, log=home / "streamlit.log")

@@ -70,8 +70,10 @@ def main() -> None:
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="refinery-export-bench-"))
     os.environ["REFINERY_HOME"] = str(home)
+    from engine.database import use_settings_database
     from engine.export import ExportFilters, export_dataset
 
+    use_settings_database()
     started = time.perf_counter()
     populate(args.rows)
     print(f"populated {args.rows} candidates in {time.perf_counter() - started:.1f} s")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from collections import Counter
@@ -33,7 +32,7 @@ from pathlib import Path
 
 from db import runs_repo
 from db.models import Candidate, Run, utcnow
-from db.session import reset_engines
+from db.session import reset_engines, use_database
 from engine.analysis import match_device
 from engine.build.cuda import content_key
 from engine.pipeline import outcome_of
@@ -150,19 +149,13 @@ def record_problem(group: ProblemResults, settings: Settings) -> tuple[int, Coun
 
 @contextmanager
 def scratch_database(folder: Path) -> Iterator[str]:
-    """The settings' database pointed at a new SQLite file in `folder` (restored on exit); yields its URL."""
+    """This process's database switched to a new SQLite file in `folder` (switched back on exit); yields its URL."""
     url = f"sqlite:///{Path(folder) / 'library-check.db'}"
-    previous = os.environ.get("REFINERY_DATABASE_URL")
-    os.environ["REFINERY_DATABASE_URL"] = url
-    get_settings.cache_clear()
+    previous = use_database(url)
     try:
         yield url
     finally:
-        if previous is None:
-            os.environ.pop("REFINERY_DATABASE_URL", None)
-        else:
-            os.environ["REFINERY_DATABASE_URL"] = previous
-        get_settings.cache_clear()
+        use_database(previous)
         reset_engines()  # lets go of the scratch file before its folder is removed
 
 

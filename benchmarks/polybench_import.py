@@ -3,8 +3,10 @@
 Per kernel: imported or why not, its configurations (hidden ones starred), the reference's seconds on the
 CPU at each (the generated reference.c built as the harness builds it, on the inputs of one check, in the
 sandbox), whether the generated one-thread CUDA port compiles (nvcc, sm_90) and whether it gives the
-program's own results when emulated on the CPU (its code compiled as C, the launch a plain call), and the
-import's wall time.
+program's own results when emulated on the CPU (its code compiled as C, the launch a plain call), the
+configurations where the program's own results change with rounding (its reference built again with fused
+multiply-adds and reordered sums, on the same inputs: no candidate can be judged there as the problem stands), and
+the import's wall time.
 With `--verify`, each imported problem's CUDA port is then checked by the verifier on every configuration
 (correctness and integrity, no timing): on a machine with a GPU it runs; without one it reports needs_gpu.
 
@@ -36,6 +38,8 @@ class Row:
     port_matches: bool | None = None  # the port emulated on the CPU gives the program's results
     import_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the program's own results change with rounding, …
+    rounding: list[str] = field(default_factory=list)  # configurations marked: the reference itself moves with rounding
     verdict: str | None = None  # --verify: the CUDA port's verdict
     verify_message: str = ""
 
@@ -60,6 +64,8 @@ def import_all(checkout: Path, dest: Path, only: set[str]) -> list[tuple[Row, ob
         done = import_program(path, dest)
         row = Row(path.stem, done.problem is not None, done.error, import_seconds=time.perf_counter() - started,
                   notes=[n.split(": ", 1)[-1] for n in done.notes], cpu_seconds=done.seconds,
+                  warnings=[w.split(": ", 1)[-1] for w in done.warnings],
+                  rounding=[name for name, check in done.rounding.items() if check.sensitive],
                   port_compiles=done.port_compiles, port_matches=done.port_matches)
         if done.problem is not None:
             row.configs = [c.name + ("*" if c.hidden else "") for c in done.problem.configs]
@@ -94,7 +100,8 @@ def _line(row: Row) -> str:
     port = {True: "yes", False: "NO", None: "-"}[row.port_compiles]
     same = {True: "yes", False: "NO", None: "-"}[row.port_matches]
     return (f"{row.kernel:16} imported  {', '.join(row.configs):26} port compiles: {port:3} matches on CPU: {same:3} "
-            f"import {row.import_seconds:5.1f} s  reference on the CPU: {seconds}")
+            f"import {row.import_seconds:5.1f} s  reference on the CPU: {seconds}"
+            + (f"  ROUNDING-SENSITIVE on {', '.join(row.rounding)}" if row.rounding else ""))
 
 
 def summary(rows: list[Row], seconds: float) -> str:
@@ -103,11 +110,13 @@ def summary(rows: list[Row], seconds: float) -> str:
     matching = sum(bool(r.port_matches) for r in rows)
     lines = [f"{imported}/{len(rows)} imported, {ported}/{len(rows)} CUDA ports compile, {matching}/{len(rows)} "
              f"give the program's results emulated on the CPU, {seconds:.0f} s in all "
-             f"({seconds / max(len(rows), 1):.1f} s a kernel, {os.cpu_count()} cores)"]
+             f"({seconds / max(len(rows), 1):.1f} s a kernel, {os.cpu_count()} cores), "
+             f"{sum(bool(r.rounding) for r in rows)}/{len(rows)} whose own results change with rounding"]
     verified = [r for r in rows if r.verdict]
     if verified:
         correct = sum(r.verdict == "correct" for r in verified)
         lines.append(f"CUDA ports verified: {correct}/{len(verified)} correct")
+    lines += [f"warning {r.kernel}: {w}" for r in rows for w in r.warnings]
     noted = [(r.kernel, n) for r in rows for n in r.notes]
     lines += [f"note {kernel}: {note}" for kernel, note in noted]
     return "\n".join(lines)

@@ -37,9 +37,11 @@ def main() -> int:
     args = parser.parse_args()
 
     from db.labels import list_labels, load_evidence
+    from engine.database import use_settings_database
     from engine.rank.pairs import PairConfig, build_pairs
     from engine.rank.training import TrainConfig, train_on
 
+    use_settings_database()
     evidence, labels = load_evidence(), list_labels()
     pairs_config = PairConfig(min_ratio=args.min_ratio, use_human=False, use_measured=True)
     problems = sorted({e.problem for e in build_pairs(evidence, labels, None, pairs_config)})

@@ -1,5 +1,6 @@
 """Persistence: SQLModel tables, the engine/session factory from one URL, and Alembic migrations.
 
 Nothing outside this package writes SQL; other code goes through `db.session.session_scope()` and
-the query helpers in `db.queries`.
+the query helpers in `db.queries`. The bottom layer: db imports neither `engine` nor `app`; its
+database URL comes from the caller (`db.session.use_database`).
 """

@@ -1,7 +1,15 @@
-"""Engine and sessions from one URL: a SQLite file by default (WAL, busy timeout), PostgreSQL by URL.
+"""Engine and sessions from one URL: a SQLite file (WAL, busy timeout) or PostgreSQL.
 
-Schema changes go through Alembic; `init_db` upgrades to head so a fresh file and an old one end
-up identical.
+The URL comes from the caller: db reads no settings, so it imports nothing above it. A process
+names its database once, at its entry point, with `use_database(url)` (the `refinery` command,
+the run process and the dashboard's frame do it through `engine.database.use_settings_database`;
+tests through their home fixture). Every helper in db then opens `session_scope()` with no URL,
+so the query functions keep short signatures and none of their callers passes a URL around; a
+caller that wants another database passes `url` explicitly. Opening a session before any URL was
+named is an error, not a silent default.
+
+Schema changes go through Alembic; `migrate` upgrades to head on first use of a URL, so a fresh
+file and an old one end up identical.
 """
 
 from __future__ import annotations
@@ -58,14 +66,29 @@ def migrate(engine: Engine) -> None:
 
 _ENGINES: dict[str, Engine] = {}
 _ENGINES_LOCK = threading.Lock()  # two threads opening one database must not both run the migrations
+_DEFAULT_URL: str | None = None
+
+
+def use_database(url: str | None) -> str | None:
+    """Name the database this process's sessions open when given no URL (None: forget it).
+
+    Returns the one named before, so that a caller switching for a while can switch back.
+    """
+    global _DEFAULT_URL
+    previous, _DEFAULT_URL = _DEFAULT_URL, url
+    return previous
+
+
+def database_url() -> str:
+    """The URL `use_database` named; an error if none was."""
+    if _DEFAULT_URL is None:
+        raise RuntimeError("no database named: the entry point calls db.session.use_database(url) first")
+    return _DEFAULT_URL
 
 
 def get_engine(url: str | None = None) -> Engine:
-    """The process-wide engine for `url` (default: the settings' database), migrated on first use."""
-    if url is None:
-        from engine.settings import get_settings
-
-        url = get_settings().resolved_database_url
+    """The process-wide engine for `url` (default: the one `use_database` named), migrated on first use."""
+    url = url or database_url()
     engine = _ENGINES.get(url)
     if engine is None:
         with _ENGINES_LOCK:

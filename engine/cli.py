@@ -7,6 +7,7 @@ import typer
 
 from engine import review_commands, run_commands, settings_commands
 from engine.analysis import commands as analysis_commands
+from engine.database import use_settings_database
 from engine.export import commands as export_commands
 from engine.problems import commands as problem_commands
 from engine.rank import commands as rank_commands
@@ -14,6 +15,13 @@ from engine.verify import commands as verify_commands
 
 app = typer.Typer(help="Kernel Refinery: refine GPU kernels, label candidates, train rankers, export datasets.",
                   no_args_is_help=True, pretty_exceptions_show_locals=False)
+
+
+@app.callback()
+def _before_every_command() -> None:
+    # The commands' database is the settings' one (db takes its URL from its caller).
+    use_settings_database()
+
 
 problem_commands.register(app)
 analysis_commands.register(app)

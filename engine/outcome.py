@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.models import Diagnostic, Evaluation
+from engine.analysis.energy import EnergyRecord
+from engine.analysis.ncu_record import NcuRecord
+from engine.analysis.record import StaticReport
+from engine.analysis.roofline import RooflineRecord
+from engine.feedback.model import FeedbackRecord, Finding
 from engine.reward import RewardBreakdown
 from engine.verify.records import EvaluationResult
 
@@ -13,13 +18,13 @@ from engine.verify.records import EvaluationResult
 class RoundOutcome:
     result: EvaluationResult
     reward: RewardBreakdown
-    static: dict | None = None  # the static report (its "features" feed the ranker)
-    roofline: dict | None = None
-    ncu: dict | None = None
-    energy: dict | None = None
+    static: StaticReport | None = None  # its features feed the ranker
+    roofline: RooflineRecord | None = None
+    ncu: NcuRecord | None = None
+    energy: EnergyRecord | None = None
     feedback_text: str = ""
     findings: list[str] = field(default_factory=list)
-    finding_details: list[dict] = field(default_factory=list)
+    finding_details: list[Finding] = field(default_factory=list)
     bottleneck: str | None = None
 
     def evaluation_row(self) -> Evaluation:
@@ -34,12 +39,14 @@ class RoundOutcome:
             reward=self.reward.total, reward_components=self.reward.to_json(), device=r.device, flagged=r.flagged)
 
     def diagnostic_rows(self) -> list[Diagnostic]:
+        """One row per diagnostic kind, each holding its record's JSON (`engine.stored` reads them back)."""
         rows = []
-        for kind, data in (("static", self.static), ("roofline", self.roofline), ("ncu", self.ncu),
-                           ("energy", self.energy)):
-            if data is not None:
+        for kind, record in (("static", self.static), ("roofline", self.roofline), ("ncu", self.ncu),
+                             ("energy", self.energy)):
+            if record is not None:
                 bottleneck = self.bottleneck if kind == "roofline" else None
-                rows.append(Diagnostic(kind=kind, data=data, bottleneck=bottleneck))
+                rows.append(Diagnostic(kind=kind, data=record.to_json(), bottleneck=bottleneck))
+        feedback = FeedbackRecord(self.findings, self.finding_details)
         rows.append(Diagnostic(kind="feedback", bottleneck=self.bottleneck, text=self.feedback_text,
-                               data={"findings": self.findings, "details": self.finding_details}))
+                               data=feedback.to_json()))
         return rows

@@ -8,12 +8,15 @@ One pipeline lives as long as its run, so the worker pool (one CUDA context per 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, replace
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
-from engine.analysis.agreement import compare_kernels
 from engine.analysis.dynamic import profile_candidate, profile_config
+from engine.analysis.energy import EnergyRecord
 from engine.analysis.ncu import NcuProfile
+from engine.analysis.ncu_record import ncu_record
 from engine.analysis.record import StaticReport
+from engine.analysis.roofline import RooflineRecord
 from engine.analysis.static import analyse_candidate
 from engine.feedback import build_diagnostics, render_feedback, run_tools
 from engine.outcome import RoundOutcome
@@ -57,40 +60,38 @@ class RoundPipeline:
         self.verifier.close()
 
     def evaluate(self, proposals: list[Proposal]) -> list[RoundOutcome]:
-        runnable = [(i, p) for i, p in enumerate(proposals) if not p.error]
-        results: dict[int, EvaluationResult] = {
-            i: EvaluationResult(Verdict.PROPOSAL_ERROR, p.error or "", log=p.reply or "")
-            for i, p in enumerate(proposals) if p.error}
-        if runnable:
-            evaluated = self.verifier.evaluate_many(self.problem, [(p.source, p.language) for _, p in runnable])
-            results.update({i: r for (i, _), r in zip(runnable, evaluated, strict=True)})
-        return [self._outcome(proposals[i], results[i]) for i in range(len(proposals))]
+        outcomes = self.evaluate_stream(enumerate(proposals))
+        return [outcomes[i] for i in range(len(proposals))]
+
+    def evaluate_stream(self, arrivals: Iterable[tuple[int, Proposal]]) -> dict[int, RoundOutcome]:
+        """(sample index, proposal) pairs as the replies arrive → outcomes by sample index. A proposal with no
+        code is judged at once (its error and reply kept); the others' builds start as each one arrives and
+        their verification once built and a worker is free (`Verifier.evaluate_stream`). Analysis, feedback and
+        reward follow once every candidate is verified (ncu must not share the GPU with a timing)."""
+        proposals: dict[int, Proposal] = {}
+        results: dict[int, EvaluationResult] = {}
+
+        def runnable() -> Iterator[tuple[int, str, str]]:
+            for index, proposal in arrivals:
+                proposals[index] = proposal
+                if proposal.error:
+                    results[index] = EvaluationResult(Verdict.PROPOSAL_ERROR, proposal.error, log=proposal.reply or "")
+                else:
+                    yield index, proposal.source, proposal.language
+
+        results.update(self.verifier.evaluate_stream(self.problem, runnable()))
+        return {i: self._outcome(proposals[i], results[i]) for i in sorted(proposals)}
 
     def _outcome(self, proposal: Proposal, result: EvaluationResult) -> RoundOutcome:
         return outcome_of(self.problem, proposal, result, self.settings, profile=self.gpu and self.profiling)
 
 
-def _ncu_record(profile: NcuProfile, config: str | None, static: StaticReport | None = None) -> dict:
-    """The stored ncu diagnostic: the summary and, per kernel, the static estimate beside the measurement
-    when profiled; else why not (the dashboard shows either)."""
-    summary = profile.summary() if profile.ok else None
-    record = {"ok": summary is not None, "seconds": round(profile.seconds, 2), "config": config}
-    if profile.missing_metrics:
-        record["metrics_refused"] = profile.missing_metrics
-    if summary is None:
-        record["reason"] = profile.reason or "ncu saw none of the candidate's kernels"
-        return record
-    record["summary"] = asdict(summary)
-    if static is not None:
-        record["static_vs_ncu"] = [row.to_json() for row in compare_kernels(static, summary.per_kernel, static.arch)]
-    return record
-
-
-def _energy_record(result: EvaluationResult) -> dict | None:
+def _energy_record(result: EvaluationResult) -> EnergyRecord | None:
+    """The judge's reading, or the note that says why there is none."""
     if result.energy is not None:
-        return result.energy
+        return EnergyRecord.from_json(result.energy)
     reason = next((n for n in result.notes if n.startswith("energy not measured")), None)
-    return {"reason": reason} if reason else None
+    return EnergyRecord(reason=reason) if reason else None
 
 
 def _dynamic_profile(problem: Problem, proposal: Proposal, result: EvaluationResult, static: StaticReport | None,
@@ -151,16 +152,16 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
                             None, settings.reward, flagged=result.flagged)
     roofline = None
     if diagnostics.roofline is not None or diagnostics.classification is not None:
-        roofline = {"point": asdict(diagnostics.roofline) if diagnostics.roofline else None,
-                    "classification": asdict(diagnostics.classification) if diagnostics.classification else None,
-                    "device": diagnostics.device.name if diagnostics.device else None,
-                    "notes": diagnostics.notes}
+        placed_at = ncu_config if diagnostics.roofline is not None and diagnostics.roofline.source == "ncu" \
+            else result.timed_config
+        roofline = RooflineRecord(diagnostics.roofline, diagnostics.classification,
+                                  diagnostics.device.name if diagnostics.device else None, list(diagnostics.notes),
+                                  placed_at if diagnostics.roofline is not None else None)
     bottleneck = str(diagnostics.bottleneck) if diagnostics.bottleneck else None
-    ncu_record = None
+    profiled = None
     if ncu is not None:
         compared = _static_at(problem, proposal, static, ncu_config) if ncu.ok else None
-        ncu_record = _ncu_record(ncu, ncu_config, compared)
-    return RoundOutcome(result=result, reward=reward, static=static.to_json() if static else None,
-                        roofline=roofline, ncu=ncu_record, energy=_energy_record(result), feedback_text=feedback,
-                        findings=[f.tool for f in findings], finding_details=[asdict(f) for f in findings],
-                        bottleneck=bottleneck)
+        profiled = ncu_record(ncu, ncu_config, compared)
+    return RoundOutcome(result=result, reward=reward, static=static, roofline=roofline, ncu=profiled,
+                        energy=_energy_record(result), feedback_text=feedback, findings=[f.tool for f in findings],
+                        finding_details=list(findings), bottleneck=bottleneck)

@@ -16,8 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -30,6 +29,7 @@ from engine.propose import ParentView, Proposal, ProposalContext, human_proposal
 from engine.propose.reply_files import ReplyStreams
 from engine.search import Node, SearchOptions, SearchTree, make_strategy
 from engine.settings import get_settings
+from engine.step_samples import StepSamples, replies_as_they_arrive
 
 log = logging.getLogger("refinery.run")
 HEARTBEAT_S = 5.0  # how often a run process says it is alive
@@ -375,30 +375,26 @@ class RunExecutor:
             current = parent
         return tuple(reversed(turns))
 
-    def _proposals(self, step: int) -> list[tuple[int | None, Proposal]]:
+    def _ask(self, step: int) -> tuple[StepSamples, Iterator[tuple[int, Proposal]]]:
+        """The step's samples and their replies as they arrive (a pasted candidate is the step's one sample)."""
         if self.steering.inserts:
             insert = self.steering.inserts.pop(0)
             source = insert["source"]
             parent = insert.get("parent_id")
-            return [(int(parent) if parent else None,
-                     human_proposal(source, _language_of(source, self.problem.kind), insert.get("author"),
-                                    insert.get("note", "")))]
+            pasted = human_proposal(source, _language_of(source, self.problem.kind), insert.get("author"),
+                                    insert.get("note", ""))
+            return StepSamples([int(parent) if parent else None]), iter([(0, pasted)])
         if self.steering.fork is not None:
             parents = [self.steering.fork] * self.request.samples
             self.steering.fork = None
         else:
             parents = self.strategy.plan(self.tree)
-        planned, signatures = [], set()
-        for parent, proposal in zip(parents, self._ask_all(parents, step), strict=True):
-            if proposal.exhausted or (proposal.source and proposal.signature in signatures):
-                continue  # nothing new for this sample, or the same code as a sibling: no round to store
-            signatures.add(proposal.signature)
-            planned.append((parent, proposal))
-        return planned
+        return StepSamples(parents), self._replies(parents, step)
 
-    def _ask_all(self, parents: list[int | None], step: int) -> list[Proposal]:
-        """One proposal per parent, in order; concurrently where the proposer allows (an LLM endpoint's
-        `concurrency`), so best-of-N, beam and MCTS samples wait for the slowest reply, not for the sum."""
+    def _replies(self, parents: list[int | None], step: int) -> Iterator[tuple[int, Proposal]]:
+        """(sample, proposal) for each parent as each reply arrives; concurrently where the proposer allows
+        (an LLM endpoint's `concurrency`), so best-of-N, beam and MCTS samples wait for the slowest reply,
+        not for the sum, and each one's build can start as soon as it is in."""
         contexts = [self._context(parent, step, sample) for sample, parent in enumerate(parents)]
         streams = ReplyStreams(run_folder(self.run_id) / "stream", step) if self.request.proposer == "llm" else None
 
@@ -410,10 +406,34 @@ class RunExecutor:
             return proposal
 
         width = min(len(contexts), getattr(self.proposer, "parallel", 1))
-        if width <= 1:
-            return [ask(c) for c in contexts]
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"run-{self.run_id}-ask") as pool:
-            return list(pool.map(ask, contexts))
+        return replies_as_they_arrive(ask, contexts, width, f"run-{self.run_id}-ask")
+
+    def _evaluate(self, step: int, samples: StepSamples, replies: Iterator[tuple[int, Proposal]]) -> dict:
+        """Outcomes by sample index. A pipeline that can (`evaluate_stream`) takes each reply as it arrives;
+        one that cannot gets the step's proposals at once, in request order."""
+        stream = getattr(self.pipeline, "evaluate_stream", None)
+        try:
+            if stream is not None:
+                return stream(self._fed(step, samples, replies))
+            taken = list(self._fed(step, samples, iter(sorted(replies, key=lambda reply: reply[0]))))
+            evaluated = self.pipeline.evaluate([proposal for _, proposal in taken]) if taken else []
+            return {index: outcome for (index, _), outcome in zip(taken, evaluated, strict=True)}
+        finally:
+            if isinstance(replies, Generator):
+                replies.close()  # ended early (Ctrl-C, an error): no request not yet sent goes out
+
+    def _fed(self, step: int, samples: StepSamples, replies: Iterator[tuple[int, Proposal]]
+             ) -> Iterator[tuple[int, Proposal]]:
+        """The replies to evaluate, as they arrive; once the last is in, says what the step builds."""
+        for index, proposal in samples.to_evaluate(replies):
+            if len(samples.parents) > 1:
+                self._phase(f"step {step}: sample {index} is in ({len(samples.arrived)} of {len(samples.parents)})")
+            yield index, proposal
+        if planned := samples.planned():
+            parents = ", ".join(f"#{s.parent}" if s.parent else "scratch" for s in planned)
+            log.info("run %s: step %s: evaluating %s proposal(s) from %s", self.run_id, step, len(planned), parents)
+            self._phase(f"step {step}: building and verifying {len(planned)} candidate(s) from {parents} "
+                        f"on {self.pipeline.device_name}")
 
     def _stored(self, parent_id: int | None, proposal: Proposal, outcome) -> runs_repo.StoredStep:
         from engine.build.cuda import content_key
@@ -437,18 +457,14 @@ class RunExecutor:
         """Propose, evaluate and store one step; an empty list when the proposer had nothing new."""
         step = self.tree.last_step() + 1
         self._phase(f"step {step}: asking the {self.request.proposer} proposer")
-        planned = self._proposals(step)
+        samples, replies = self._ask(step)
+        outcomes = self._evaluate(step, samples, replies)
+        planned = samples.planned()  # request order, whatever the order the replies came in
         if not planned:
             log.info("run %s: step %s: the proposer has nothing new", self.run_id, step)
             return []
-        parents = ", ".join(f"#{parent}" if parent else "scratch" for parent, _ in planned)
-        log.info("run %s: step %s: evaluating %s proposal(s) from %s", self.run_id, step, len(planned), parents)
-        self._phase(f"step {step}: building and verifying {len(planned)} candidate(s) from {parents} "
-                    f"on {self.pipeline.device_name}")
-        outcomes = self.pipeline.evaluate([proposal for _, proposal in planned])
-        items = [self._stored(parent, proposal, outcome)
-                 for (parent, proposal), outcome in zip(planned, outcomes, strict=True)]
-        self._count_endpoint_failures([proposal for _, proposal in planned])
+        items = [self._stored(s.parent, s.proposal, outcomes[s.evaluated]) for s in planned]
+        self._count_endpoint_failures([s.proposal for s in planned])
         stored_events = runs_repo.store_step(self.run_id, step, items)
         for item in items:
             feedback = next((d for d in item.diagnostics if d.kind == "feedback"), None)
@@ -548,5 +564,8 @@ def configure_run_log() -> None:
 
 
 if __name__ == "__main__":
+    from engine.database import use_settings_database
+
     configure_run_log()
+    use_settings_database()
     execute_run(int(sys.argv[1]))

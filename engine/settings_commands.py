@@ -17,9 +17,8 @@ console = Console()
 SECRETS = ("team_password",)
 
 
-def setting_rows() -> list[dict]:
+def setting_rows(settings: Settings) -> list[dict]:
     """(name, value, source, description) of every setting, in declaration order."""
-    settings = get_settings()
     path = settings.home / "settings.toml"
     in_file = tomllib.loads(path.read_text()) if path.is_file() else {}
     rows = []
@@ -38,11 +37,12 @@ def setting_rows() -> list[dict]:
 
 def settings_command(as_json: bool = typer.Option(False, "--json", help="machine-readable")) -> None:
     """Every setting: its value, where it came from (REFINERY_* variable, settings.toml, default), what it does."""
-    rows = setting_rows()
+    settings = get_settings()
+    rows = setting_rows(settings)
     if as_json:
         console.print_json(json.dumps(rows, default=str))
         return
-    title = f"settings ({get_settings().home / 'settings.toml'})"
+    title = f"settings ({settings.home / 'settings.toml'})"
     table = Table("setting", "value", "from", "what it does", title=title)
     for row in rows:
         table.add_row(row["name"], str(row["value"]), row["source"], row["description"])

@@ -42,8 +42,9 @@ def pytest_runtest_logreport(report) -> None:
 
 @pytest.fixture
 def refinery_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh data folder and SQLite database for one test."""
-    from db.session import reset_engines
+    """A fresh data folder and SQLite database for one test (named as the process's database)."""
+    from db.session import reset_engines, use_database
+    from engine.database import use_settings_database
     from engine.settings import get_settings
 
     home = tmp_path / "home"
@@ -51,8 +52,10 @@ def refinery_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)
     get_settings.cache_clear()
     reset_engines()
+    use_settings_database()
     yield home
     reset_engines()
+    use_database(None)
     get_settings.cache_clear()
 
 

@@ -3,7 +3,11 @@
 The requested model name picks the behaviour: good, nocode, several, truncated, refusal, think (separate
 reasoning deltas), think-tags (a <think> block in the content, with a decoy code block inside it),
 error500, unauthorized, slow, slow-first (a second before the first streamed token), delay-SECONDS,
-ratelimit-once (429 on the first call, then a good reply). Replies stream when the request asks.
+ratelimit-once (429 on the first call, then a good reply), and samples-SPEC: one entry per sample of a step
+(`DELAY`, `DELAY:nocode` or `DELAY:error500`, comma-separated; the sample is the request's seed modulo 1000,
+as the proposer seeds it), each good reply with code of its own (it names its sample). The server records
+when each such reply starts, its delay over (`replied`: (sample, time.perf_counter())): nothing built from it
+can start earlier. Replies stream when the request asks.
 A test double: its replies are fixed text, never a model's output.
 """
 
@@ -56,6 +60,24 @@ class _Handler(BaseHTTPRequestHandler):
         request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(request)
         model = request["model"]
+        if model.startswith("samples-"):
+            return self._sample(request, model.removeprefix("samples-").split(","))
+        self._answer(request, model)
+
+    def _sample(self, request: dict, spec: list[str]) -> None:
+        """One sample of a step, as `samples-SPEC` says: its own delay, then a good reply with its own code,
+        no code, or a server error."""
+        sample = request.get("seed", 0) % 1000
+        delay, _, kind = spec[sample % len(spec)].partition(":")
+        time.sleep(float(delay))
+        self.server.replied.append((sample, time.perf_counter()))
+        if kind in ("error500", "nocode"):
+            self._answer(request, kind)
+        else:
+            own = GOOD_CODE.replace("return x", f"return x  # sample {sample}")
+            self._answer(request, "good", content=(f"Sample {sample}.\n{own}", "stop"))
+
+    def _answer(self, request: dict, model: str, content: tuple[str, str] | None = None) -> None:
         if model == "error500":
             return self._send(500, {"error": {"message": "backend exploded", "type": "server_error"}})
         if model == "unauthorized":
@@ -66,7 +88,7 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(3)
         if model.startswith("delay-"):  # a fixed time per request, as a loaded server takes (benchmarks)
             time.sleep(float(model.removeprefix("delay-")))
-        content, finish = {
+        content, finish = content or {
             "nocode": ("I would use shared memory, but here is no code.", "stop"),
             "several": (GOOD_CODE + "\nor\n" + GOOD_CODE.replace("return x", "return x * 1"), "stop"),
             "truncated": (GOOD_CODE[:200], "length"),
@@ -112,10 +134,12 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     requests: list
+    replied: list
 
 
 def start_server() -> tuple[_Server, str]:
     server = _Server(("127.0.0.1", 0), _Handler)
     server.requests = []
+    server.replied = []
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/v1"

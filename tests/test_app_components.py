@@ -11,10 +11,26 @@ import pytest
 
 from app.components import chartdata, charts
 from app.components.code import diff_html, diff_stats, highlight_html, language_of, unified_diff
-from app.components.diagnostics import configs_frame, flatten, kernels_frames
+from app.components.diagnostics import (
+    configs_frame,
+    energy_text,
+    findings_frame,
+    flatten,
+    kernels_frames,
+    ncu_headline,
+    roofline_table,
+)
 from app.components.events import EventWatcher, event_seq, filesystem_type, needs_polling, scan_latest
 from app.components.problems_view import ProblemFilter, filter_problems, size_bucket
-from db.queries import RooflineRow, RoundRow
+from db.queries import RooflineRow, RoundRow, TimingRow
+from engine.analysis.devices import DeviceCeilings, MeasuredCeilings, match_device, store_measured
+from engine.analysis.energy import EnergyRecord
+from engine.analysis.ncu_record import NcuRecord
+from engine.analysis.record import StaticReport
+from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint, RooflineRecord, roofline_point
+from engine.feedback.model import FeedbackRecord, Finding
+from engine.problems import get_problem
+from engine.stored import RooflineEntry, configs_of, roofline_entries, timing_entries
 from engine.verify.records import Verdict
 
 # --- event watcher ----------------------------------------------------------------------------
@@ -139,41 +155,69 @@ def test_tree_subset_keeps_ancestors_so_the_tree_stays_connected() -> None:
     assert all(pd.isna(p) or int(p) in ids for p in subset["parent_id"])
 
 
-def test_roofline_frame_reads_configs_keyed_by_name_or_listed() -> None:
-    keyed = RooflineRow(1, 0, "correct", {"large": {"arithmetic_intensity": 2.0, "achieved_flops": 4e12,
-                                                     "achieved_bytes_per_s": 2e12, "bound": "memory"}})
-    listed = RooflineRow(2, 1, "correct", {"configs": [{"name": "large", "arithmetic_intensity": 4.0,
-                                                        "achieved_flops": 8e12}]})
-    frame = chartdata.roofline_frame([keyed, listed])
-    assert list(frame["config"]) == ["large", "large"]
-    assert list(frame["gflops"]) == [4000.0, 8000.0]
+def _point(**changes) -> RooflinePoint:
+    fields = {"arithmetic_intensity": 0.5, "achieved_flops": 1e12, "achieved_bandwidth": 2e12, "precision": "fp32",
+              "peak_flops": 6.69e13, "peak_bandwidth": 4.8e12, "bound": "memory", "roof": 2.4e12,
+              "pct_of_roof": 0.42, "source": "ncu", "seconds": 1e-4}
+    return RooflinePoint(**{**fields, **changes})
 
 
-def test_ceilings_come_from_the_run_else_the_engines_device_table(refinery_home) -> None:
-    stored = RooflineRow(1, 0, "correct", {"ceilings": {"device": "X", "dram_bytes_per_s": 1e12,
-                                                        "peak_flops": {"fp32": 1e13}, "source": "measured"}})
-    (ceiling,) = chartdata.ceilings_from_rows([stored], "NVIDIA H200")
-    assert ceiling.source == "measured" and ceiling.bandwidth_bytes_per_s == 1e12
-    engine_point = RooflineRow(2, 0, "correct", {"device": "NVIDIA H200", "point": {"precision": "fp16_simt"}})
-    (table,) = chartdata.ceilings_from_rows([engine_point], None)
-    assert table.source == "table" and table.bandwidth_bytes_per_s == 4.8e12
-    assert {"fp32", "fp16", "fp16_simt"} <= set(table.flops_per_s)
-    assert chartdata.ceilings_from_rows([], "cpu") == []
+def _placed(cid: int, record: RooflineRecord, verdict: str = "correct") -> RooflineEntry:
+    return RooflineEntry(cid, cid - 1, verdict, record)
 
 
-def test_the_engines_single_roofline_point_is_read_with_its_class() -> None:
-    row = RooflineRow(1, 0, "correct", {"point": {"arithmetic_intensity": 0.5, "achieved_flops": 1e12,
-                                                  "achieved_bandwidth": 2e12, "bound": "memory", "roof": 2.4e12,
-                                                  "pct_of_roof": 0.42, "precision": "fp32"},
-                                        "classification": {"bottleneck": "latency-bound"}, "device": "NVIDIA H200"})
-    frame = chartdata.roofline_frame([row, RooflineRow(2, 1, "needs_gpu", {"point": None})])
-    assert len(frame) == 1
-    assert frame.loc[0, "gbps"] == 2000.0 and frame.loc[0, "pct_of_roof"] == pytest.approx(42.0)
-    assert frame.loc[0, "bottleneck"] == "latency-bound"
+def test_roofline_frame_plots_the_stored_point_with_its_class_and_configuration() -> None:
+    placed = RooflineRecord(_point(), Classification(Bottleneck.LATENCY, "42% of the memory roof"), "NVIDIA H200",
+                            config="large")
+    frame = chartdata.roofline_frame([_placed(1, placed), _placed(2, RooflineRecord(), "needs_gpu")])
+    assert len(frame) == 1  # a record with no point (no timing) places nothing
+    assert (frame.loc[0, "config"], frame.loc[0, "gflops"], frame.loc[0, "gbps"]) == ("large", 1000.0, 2000.0)
+    assert frame.loc[0, "pct_of_roof"] == pytest.approx(42.0) and frame.loc[0, "bottleneck"] == "latency-bound"
+
+
+def test_a_copy_is_plotted_by_bandwidth_alone() -> None:
+    copy = roofline_point(0.0, 1e9, 1e-3, match_device("NVIDIA H200"), "fp32")
+    frame = chartdata.roofline_frame([_placed(1, RooflineRecord(copy))])
+    assert frame["ai"].isna().all() and frame["gflops"].isna().all() and frame.loc[0, "gbps"] == 1000.0
+
+
+def test_a_roofline_row_stored_before_it_named_its_configuration_reads_as_the_timed_one() -> None:
+    old = {"point": dict(vars(_point())), "device": "NVIDIA H200", "notes": [],
+           "classification": {"bottleneck": "memory-bound", "reason": "at the memory roof", "measured": True}}
+    (entry,) = roofline_entries([RooflineRow(1, 0, "correct", old)])
+    assert entry.record.config is None and entry.record.bottleneck is Bottleneck.MEMORY
+    assert chartdata.roofline_frame([entry]).loc[0, "config"] == chartdata.TIMED_CONFIG
+
+
+def test_ceilings_are_the_engines_table_for_the_device_the_points_name(refinery_home) -> None:
+    entry = _placed(1, RooflineRecord(_point(precision="fp16_simt"), device="NVIDIA H200"))
+    (table,) = chartdata.run_ceilings([entry], None)
+    assert (table.name, table.source, table.dram_bandwidth) == ("NVIDIA H200", "table", 4.8e12)
+    assert set(table.peaks) == {"fp64", "fp32", "fp16", "fp16_simt"}  # the common roofs and the one it was held to
+    assert table.peaks["fp32"] == match_device("NVIDIA H200").peaks["fp32"]
+    assert chartdata.run_ceilings([], "cpu") == []
+
+
+def test_ceilings_measured_on_the_device_are_shown_beside_the_table(refinery_home) -> None:
+    store_measured(MeasuredCeilings("NVIDIA H200", 4.1e12, {"fp16": 7.0e14, "fp32": 5.0e13}, measured_at=0.0))
+    table, measured = chartdata.device_ceilings("NVIDIA H200")
+    assert table.source == "table" and measured.source == "measured"
+    assert (measured.dram_bandwidth, measured.peaks) == (4.1e12, {"fp16": 7.0e14, "fp32": 5.0e13})
+
+
+def test_without_stored_points_the_problems_model_places_the_measured_times() -> None:
+    problem = get_problem("matrix-transpose")
+    config = problem.largest_config
+    stored = [{"name": config.name, "ok": True, "candidate": {"median_us": 100.0}},  # an older, shorter row
+              {"name": "not-a-config", "ok": True, "candidate": {"median_us": 1.0}}]
+    frame = chartdata.model_roofline_frame(timing_entries([TimingRow(7, 2, "correct", stored)]), problem)
+    assert list(frame["candidate_id"]) == [7] and frame.loc[0, "config"] == config.name
+    assert frame.loc[0, "gbps"] == pytest.approx(problem.min_bytes(config) / 1e-4 / 1e9)
+    assert frame["ai"].isna().all()  # a transpose does no arithmetic: bandwidth only
 
 
 def test_roof_is_bandwidth_times_intensity_until_the_peak() -> None:
-    ceiling = chartdata.Ceilings("d", 1e12, {"fp32": 1e13}, "table")
+    ceiling = DeviceCeilings("d", ("d",), (9, 0), 1, 0, 1e12, {"fp32": 1e13})
     roofs = chartdata.roof_lines([ceiling], (0.1, 1000.0))
     low, high = roofs.iloc[0], roofs.iloc[-1]
     assert low["gflops"] == pytest.approx(1e12 * low["ai"] / 1e9)
@@ -198,9 +242,9 @@ def test_tree_and_roofline_specs_carry_their_data() -> None:
     nodes, edges = chartdata.tree_layout(frame)
     tree = charts.tree_chart(nodes, edges, selected=2)
     assert len(tree["datasets"]["nodes"]) == 2 and len(tree["datasets"]["edges"]) == 1 and tree["height"] >= 220
-    points = chartdata.roofline_frame([RooflineRow(2, 1, "correct", {"large": {
-        "arithmetic_intensity": 0.25, "achieved_flops": 1e11, "achieved_bytes_per_s": 4e11}})])
-    ceiling = chartdata.Ceilings("H200", 4.8e12, {"fp32": 6.7e13}, "table")
+    points = chartdata.roofline_frame([_placed(2, RooflineRecord(_point(
+        arithmetic_intensity=0.25, achieved_flops=1e11, achieved_bandwidth=4e11), config="large"))])
+    ceiling = DeviceCeilings("H200", ("H200",), (9, 0), 132, 0, 4.8e12, {"fp32": 6.7e13})
     roof = charts.roofline_chart(points, [ceiling], selected=2)
     assert roof["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
     assert roof["datasets"]["selected"][0]["gflops"] == 100.0
@@ -228,38 +272,69 @@ def test_diff_counts_added_and_removed_lines() -> None:
 
 
 def test_configs_frame_shows_errors_times_and_speedup() -> None:
-    frame = configs_frame([{"name": "large", "hidden": False, "ok": True, "max_abs_error": 0.0,
-                            "candidate": {"median_us": 50.0}, "baselines": {"eager": {"median_us": 100.0}}},
-                           {"name": "odd", "hidden": True, "ok": False, "first_mismatch": "output 0 at [1]"}])
+    frame = configs_frame(configs_of([
+        {"name": "large", "hidden": False, "ok": True, "max_abs_error": 0.0, "candidate": {"median_us": 50.0},
+         "baselines": {"eager": {"median_us": 100.0}}},
+        {"name": "odd", "hidden": True, "ok": False, "first_mismatch": "output 0 at [1]"}]))
     assert list(frame["correct"]) == ["yes", "no"]
     assert frame.loc[0, "speedup"] == "2.00×"
     assert frame.loc[1, "first mismatch"] == "output 0 at [1]"
 
 
-def test_kernel_tables_read_the_engines_static_analysis() -> None:
+def test_kernel_tables_read_the_engines_static_report() -> None:
     kernel = {"name": "k", "symbol": "k", "launch": {"block": [256, 1, 1], "grid": None},
               "resources": {"name": "k", "arch": "sm_90", "registers": 30, "smem_bytes": 4224, "spill_stores": 0},
               "mix": {"kernel": "k", "total": 144, "counts": {"global_load": 5, "shared_store": 8}},
               "occupancy": {"sm_80": {"arch": "sm_80", "warps_per_sm": 64, "max_warps": 64, "limiters": ["warps"]},
                             "sm_90": {"arch": "sm_90", "warps_per_sm": 32, "max_warps": 64,
                                       "limiters": ["registers", "shared_mem"], "blocks_per_sm": 4}}}
-    resources, mix = kernels_frames([kernel], "sm_90")
+    report = StaticReport.from_json({"ok": True, "arch": "sm_90", "kernels": [kernel]})  # an older, shorter row
+    resources, mix = kernels_frames(report.kernels, report.arch)
     row = resources.iloc[0]
-    assert (row["registers"], row["block"], row["occupancy"], row["limited by"]) == \
-        ("30", "256×1×1", "50% (sm_90)", "registers, shared_mem")
+    assert (row["registers"], row["block"], row["occupancy"], row["limited by"], row["blocks/SM"]) == \
+        ("30", "256×1×1", "50% (sm_90)", "registers, shared_mem", 4)
+    assert row["coalescing"] == "–"  # no access estimates in this row: the engine's words for "not known"
     assert (mix.loc[0, "total"], mix.loc[0, "global_load"]) == ("144", "5")
 
 
-def test_kernel_tables_split_resources_from_instruction_mix() -> None:
-    resources, mix = kernels_frames([{"name": "k", "registers": 32, "occupancy": 0.5, "limiter": "registers",
-                                      "instruction_mix": {"fp32": 120, "memory": 40}}])
-    assert resources.loc[0, "occupancy"] == "50%" and resources.loc[0, "limiter"] == "registers"
-    assert mix.loc[0, "fp32"] == "120"
+def test_flatten_names_nested_metrics_by_their_path() -> None:
+    flat = flatten({"per_kernel": {"k1": {"dram__bytes_read.sum": 80.5}}, "top_stalls": [("long_scoreboard", 38.2)]})
+    assert flat == {"per_kernel.k1.dram__bytes_read.sum": 80.5, "top_stalls": "long_scoreboard 38.2"}
 
 
-def test_flatten_names_nested_metrics_by_kernel() -> None:
-    flat = flatten({"kernels": [{"name": "k1", "dram__throughput": 80.5}], "energy_j": 1.5})
-    assert flat == {"kernels.k1.dram__throughput": 80.5, "energy_j": 1.5}
+def test_the_ncu_headline_reads_the_record() -> None:
+    record = NcuRecord.from_json({"ok": True, "seconds": 6.1, "config": "large", "metrics_refused": ["x.sum"],
+                                  "summary": {"kernels": 2, "duration_s": 9.8e-5, "dram_bytes_read": 2e6,
+                                              "dram_bytes_written": 1e6}})
+    assert ncu_headline(record) == ("2 kernel(s) on configuration 'large' · 98.0 µs on the GPU · 3MB DRAM traffic "
+                                    "· profiled in 6.1 s · refused: x.sum")
+
+
+def test_energy_reads_as_joules_per_call_beside_the_baseline_or_says_why_not() -> None:
+    record = EnergyRecord.from_json({
+        "device": "NVIDIA H200", "candidate": {"joules_per_call": 0.02, "average_watts": 400.0, "calls": 100,
+                                               "seconds": 1.0},
+        "baseline_name": "eager", "baseline": {"joules_per_call": 0.05},
+        "comparison": {"ratio": 0.4, "matched_speed_ratio": 0.9}})
+    text = energy_text(record)
+    assert text.startswith("20 mJ per call at 400 W (100 calls over 1 s); eager: 50 mJ per call.")
+    assert "0.40× per call, 0.90× at matched speed" in text
+    assert energy_text(EnergyRecord(reason="energy not measured: no NVML")) == "energy not measured: no NVML"
+
+
+def test_the_roofline_table_shows_the_point_as_a_percentage_of_its_roof() -> None:
+    table = roofline_table(RooflineRecord(_point(), Classification(Bottleneck.LATENCY, "far from the roofs")))
+    assert table.loc[0, "configuration"] == chartdata.TIMED_CONFIG
+    assert (table.loc[0, "% of roof"], table.loc[0, "bottleneck"]) == ("42", "latency-bound")
+    assert roofline_table(RooflineRecord()).empty
+
+
+def test_findings_are_tabled_in_the_tools_order_with_every_column() -> None:
+    finding = Finding("coalescing", "memory/uncoalesced-access", "uncoalesced stores", "32 sectors per request",
+                      "stage a tile", 0.8, 32.0, "k", 12)
+    frame = findings_frame(FeedbackRecord(["coalescing"], [finding]))
+    assert list(frame.columns) == ["title", "evidence", "suggestion", "category", "kernel", "line", "severity"]
+    assert frame.loc[0, "line"] == 12
 
 
 def test_problem_filter_combines_text_kind_tag_and_size() -> None:

@@ -77,3 +77,20 @@ def test_roofline_and_timings_are_per_candidate(refinery_home) -> None:
     run_id, ids = seed_run(3)
     assert [r.candidate_id for r in queries.run_roofline(run_id)] == [ids[0], ids[1]]
     assert [t.candidate_id for t in queries.run_timings(run_id)] == [ids[0], ids[1]]
+
+
+def test_stored_diagnostics_read_back_as_the_engines_records(refinery_home) -> None:
+    from engine import stored
+
+    run_id, ids = seed_run(2)
+    read = stored.candidate_diagnostics(queries.candidate_detail(ids[1]))
+    assert read.static.kernels[0].resources.registers == 16 and read.static.arch == "sm_90"
+    assert read.ncu.ok and read.ncu.summary.st_sectors_per_request == 31.0
+    assert read.energy.baseline_name == "eager" and read.energy.comparison.matched_speed_ratio == 0.9
+    assert str(read.roofline.bottleneck) == "memory-bound" and read.roofline.point.precision == "fp32"
+    assert read.feedback.details[0].tool == "coalescing" and read.feedback_text.startswith("1. Writes are strided")
+    (entry, _) = stored.run_roofline(run_id)
+    assert (entry.candidate_id, entry.record.device) == (ids[0], "NVIDIA H200")
+    (timing, _) = stored.run_timings(run_id)
+    assert [c.name for c in timing.configs] == ["small", "large", "odd-shape"]
+    assert timing.configs[1].candidate.median_us == 100.0 and timing.configs[2].candidate is None

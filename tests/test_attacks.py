@@ -91,10 +91,11 @@ def world(tmp_path_factory):
     monkeypatch.setenv("PGPASSWORD", DB_PASSWORD)
     get_settings.cache_clear()
     settings = get_settings()
-    from db.evaluations import store_evaluation
+    from engine.verify.storage import store_evaluation
 
     stored = EvaluationResult(Verdict.INCORRECT, "stored before the attacks")
-    store_evaluation(stored, problem_slug="relu-small", source="x", language="python")
+    store_evaluation(stored, problem_slug="relu-small", source="x", language="python",
+                     url=settings.resolved_database_url)
     listener = Listener()
     pool = WorkerPool(config=PoolConfig.from_settings(settings))
     world = {"home": home, "canary": canary, "listener": listener, "settings": settings, "pool": pool,
@@ -107,7 +108,8 @@ def world(tmp_path_factory):
     listener.close()
     monkeypatch.undo()
     get_settings.cache_clear()
-    assert _sandbox_processes() == [], "sandboxed processes outlived the pool"
+    left = _sandbox_processes()
+    assert left == [], f"sandboxed processes outlived the pool: {[_command_line(pid) for pid in left]}"
 
 
 def _rows(home: Path) -> list:
@@ -127,6 +129,13 @@ def _cmdlines() -> dict[int, str]:
             except OSError:
                 continue
     return lines
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+    except OSError:
+        return f"{pid} (gone)"
 
 
 def _sandbox_processes() -> list[int]:

@@ -166,6 +166,7 @@ def test_a_library_run_streams_rounds_into_the_live_view_without_a_reload(app_ur
 def test_an_llm_reply_is_watched_forming_in_the_live_view(tmp_path: Path, page: Page, monkeypatch) -> None:
     """The reply grows on the open page while the run process writes it, with no reload."""
     from app.testing import make_run
+    from engine.database import use_settings_database
     from engine.propose.reply_files import ReplyStreams
     from engine.runs import Heartbeat
     from engine.settings import get_settings
@@ -174,6 +175,7 @@ def test_an_llm_reply_is_watched_forming_in_the_live_view(tmp_path: Path, page: 
     monkeypatch.setenv("REFINERY_HOME", str(home))
     monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)
     get_settings.cache_clear()
+    use_settings_database()
     run_id = make_run(proposer="llm")
     server, url = start_streamlit(home, log=tmp_path / "streamlit.log")
     streams = ReplyStreams(home / "runs" / str(run_id) / "stream", step=0)

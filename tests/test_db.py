@@ -9,7 +9,7 @@ from sqlalchemy import create_engine, inspect, text
 from sqlmodel import Session, select
 
 from db.models import Candidate, Evaluation, Labeler, PairLabel, Run
-from db.session import make_engine, migrate
+from db.session import make_engine, migrate, reset_engines, session_scope, use_database
 
 
 def _round_trip(engine) -> None:
@@ -80,6 +80,27 @@ def test_settings_default_database_is_a_sqlite_file_in_home(refinery_home):
     from engine.settings import get_settings
 
     assert get_settings().resolved_database_url == f"sqlite:///{refinery_home / 'refinery.db'}"
+
+
+def test_sessions_open_the_database_the_caller_named(tmp_path):
+    url = f"sqlite:///{tmp_path / 'named.db'}"
+    previous = use_database(url)
+    try:
+        with session_scope() as session:
+            session.add(Run(problem_slug="relu", proposer="library", strategy="mcts", rounds_budget=1))
+        assert (tmp_path / "named.db").is_file()
+    finally:
+        assert use_database(previous) == url
+        reset_engines()
+
+
+def test_a_session_before_any_database_was_named_is_refused():
+    previous = use_database(None)
+    try:
+        with pytest.raises(RuntimeError, match="use_database"), session_scope():
+            pass
+    finally:
+        use_database(previous)
 
 
 @pytest.mark.postgres

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.analysis.dynamic import profile_candidate
+from engine.analysis.energy import EnergyRecord
 from engine.analysis.static import analyse_candidate
 from engine.pipeline import outcome_of
 from engine.problems import get_problem
@@ -40,14 +41,13 @@ def _round(verifier, problem, source: str, language: str):
     return result, outcome_of(problem, proposal, result, verifier.settings, profile=True)
 
 
-def _print_energy(label: str, energy: dict) -> None:
-    side = energy["candidate"]
-    line = (f"{label}: {side['joules_per_call'] * 1e3:.3f} mJ/call at {side['average_watts']:.0f} W "
-            f"({side['calls']} calls)")
-    if "baseline" in energy:
-        comparison = energy["comparison"]
-        line += (f"; {energy['baseline_name']} {energy['baseline']['joules_per_call'] * 1e3:.3f} mJ/call; ratio "
-                 f"{comparison['ratio']:.2f}, at matched speed {comparison['matched_speed_ratio']:.2f}")
+def _print_energy(label: str, energy: EnergyRecord) -> None:
+    side = energy.candidate
+    line = f"{label}: {side.joules_per_call * 1e3:.3f} mJ/call at {side.average_watts:.0f} W ({side.calls} calls)"
+    if energy.baseline is not None:
+        comparison = energy.comparison
+        line += (f"; {energy.baseline_name} {energy.baseline.joules_per_call * 1e3:.3f} mJ/call; ratio "
+                 f"{comparison.ratio:.2f}, at matched speed {comparison.matched_speed_ratio:.2f}")
     print(f"\n{line}")
 
 
@@ -55,30 +55,30 @@ def test_a_correct_python_round_carries_ncu_metrics_and_energy(verifier):
     problem = get_problem("relu")
     result, outcome = _round(verifier, problem, (CHEATS / "gpu_honest.py").read_text(), "python")
     ncu = outcome.ncu
-    assert ncu["ok"], ncu
-    summary = ncu["summary"]
-    print(f"\nrelu honest: ncu {ncu['seconds']:.1f} s on {ncu['config']!r}; ld {summary['ld_sectors_per_request']:.2f} "
-          f"st {summary['st_sectors_per_request']:.2f} sectors/request; DRAM {summary['dram_bytes_read'] / 1e6:.1f} "
-          f"MB read; roofline from {outcome.roofline['point']['source']}")
-    assert summary["ld_sectors_per_request"] == pytest.approx(4.0, abs=1.0)  # float loads, consecutive threads
-    assert summary["kernels"] >= 1 and ncu["seconds"] <= verifier.settings.ncu_budget_s
-    assert outcome.roofline["point"]["source"] == "ncu"
+    assert ncu.ok, ncu
+    summary = ncu.summary
+    print(f"\nrelu honest: ncu {ncu.seconds:.1f} s on {ncu.config!r}; ld {summary.ld_sectors_per_request:.2f} "
+          f"st {summary.st_sectors_per_request:.2f} sectors/request; DRAM {summary.dram_bytes_read / 1e6:.1f} "
+          f"MB read; roofline from {outcome.roofline.point.source}")
+    assert summary.ld_sectors_per_request == pytest.approx(4.0, abs=1.0)  # float loads, consecutive threads
+    assert summary.kernels >= 1 and ncu.seconds <= verifier.settings.ncu_budget_s
+    assert outcome.roofline.point.source == "ncu"
     energy = outcome.energy
     _print_energy("relu honest", energy)
-    assert energy["candidate"]["joules_per_call"] > 0 and energy["candidate"]["seconds"] >= ENERGY_SECONDS
-    assert energy["baseline_name"] == "eager" and energy["comparison"]["ratio"] > 0
+    assert energy.candidate.joules_per_call > 0 and energy.candidate.seconds >= ENERGY_SECONDS
+    assert energy.baseline_name == "eager" and energy.comparison.ratio > 0
 
 
 def test_a_correct_c_round_carries_ncu_metrics_and_energy_against_the_naive_kernel(verifier):
     problem = get_problem("matrix-transpose")
     impl = problem.implementation("coalesced")
     result, outcome = _round(verifier, problem, impl.source, impl.language)
-    assert outcome.ncu["ok"], outcome.ncu
-    kernels = outcome.ncu["summary"]["per_kernel"]
+    assert outcome.ncu.ok, outcome.ncu
+    kernels = outcome.ncu.summary.per_kernel
     assert any(name.startswith("transpose_tiled") for name in kernels), kernels
     energy = outcome.energy
     _print_energy("matrix-transpose coalesced", energy)
-    assert energy["baseline_name"] == "naive-cuda" and energy["baseline"]["joules_per_call"] > 0
+    assert energy.baseline_name == "naive-cuda" and energy.baseline.joules_per_call > 0
 
 
 def test_a_candidate_that_faults_under_ncu_is_a_reason_and_the_next_profile_works(verifier):

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis.energy import EnergyMeasurement, EnergyUnavailable
+from engine.analysis.energy import EnergyMeasurement, EnergyRecord, EnergyUnavailable
 from engine.analysis.ncu import NcuProfile
+from engine.analysis.ncu_record import NcuRecord, ncu_record
+from engine.database import use_settings_database
 from engine.problems import get_problem
 from engine.propose.base import Proposal
 from engine.settings import get_settings
@@ -31,6 +33,7 @@ def settings(refinery_home, monkeypatch):
     monkeypatch.setenv("REFINERY_DATABASE_URL", f"sqlite:///{refinery_home / 'secret.db'}")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-candidates")
     get_settings.cache_clear()
+    use_settings_database()
     yield get_settings()
     get_settings.cache_clear()
 
@@ -185,10 +188,10 @@ def test_a_correct_round_on_a_gpu_stores_ncu_and_places_itself_by_it(settings, t
     problem, impl = _transpose()
     energy = {"device": "NVIDIA H200", "candidate": {"joules_per_call": 0.1}}
     outcome = _outcome(problem, impl, _correct_result(problem, energy=energy))
-    assert outcome.ncu["ok"] and outcome.ncu["config"] == problem.largest_config.name
-    assert outcome.ncu["summary"]["ld_sectors_per_request"] == pytest.approx((16777216 + 4194304) / (524288 + 1048576))
-    assert outcome.roofline["point"]["source"] == "ncu"
-    assert outcome.energy == energy
+    assert outcome.ncu.ok and outcome.ncu.config == problem.largest_config.name
+    assert outcome.ncu.summary.ld_sectors_per_request == pytest.approx((16777216 + 4194304) / (524288 + 1048576))
+    assert outcome.roofline.point.source == "ncu" and outcome.roofline.config == outcome.ncu.config
+    assert (outcome.energy.device, outcome.energy.candidate.joules_per_call) == ("NVIDIA H200", 0.1)
     kinds = [row.kind for row in outcome.diagnostic_rows()]
     assert {"static", "ncu", "energy", "roofline", "feedback"} <= set(kinds)
 
@@ -198,9 +201,9 @@ def test_refused_counters_leave_the_reason_where_the_user_looks(settings, tmp_pa
     _use_ncu(monkeypatch, _recording_ncu(tmp_path, output=refused, code=1))
     problem, impl = _transpose()
     outcome = _outcome(problem, impl, _correct_result(problem))
-    assert outcome.ncu["ok"] is False and "counters refused" in outcome.ncu["reason"]
-    assert any("no dynamic diagnostics" in note for note in outcome.roofline["notes"])
-    assert outcome.roofline["point"]["source"] == "analytical"
+    assert outcome.ncu.ok is False and "counters refused" in outcome.ncu.reason
+    assert any("no dynamic diagnostics" in note for note in outcome.roofline.notes)
+    assert outcome.roofline.point.source == "analytical" and outcome.roofline.config == problem.largest_config.name
 
 
 @pytest.mark.parametrize(("verdict", "device"), [(Verdict.CORRECT, "cpu"), (Verdict.INCORRECT, "NVIDIA H200")])
@@ -226,8 +229,8 @@ def test_a_profiler_crash_is_a_reason_not_a_lost_round(settings, monkeypatch):
     monkeypatch.setattr(pipeline, "profile_candidate", explode)
     problem, impl = _transpose()
     outcome = _outcome(problem, impl, _correct_result(problem))
-    assert outcome.ncu == {"ok": False, "seconds": 0.0, "config": problem.largest_config.name,
-                           "reason": "profiling failed: OSError: disk full"}
+    assert outcome.ncu == NcuRecord(ok=False, seconds=0.0, config=problem.largest_config.name,
+                                    reason="profiling failed: OSError: disk full")
     assert outcome.feedback_text
 
 
@@ -235,7 +238,7 @@ def test_energy_that_could_not_be_read_says_why(settings, monkeypatch):
     problem, impl = _transpose()
     result = _correct_result(problem, device="cpu")
     result.notes.append("energy not measured: pynvml (nvidia-ml-py) is not installed")
-    assert _outcome(problem, impl, result, profile=False).energy == {"reason": result.notes[-1]}
+    assert _outcome(problem, impl, result, profile=False).energy == EnergyRecord(reason=result.notes[-1])
 
 
 def _measurement(joules: float, seconds: float) -> EnergyMeasurement:
@@ -279,7 +282,7 @@ def test_a_cpu_baseline_is_not_measured_on_the_gpus_counter(monkeypatch):
     monkeypatch.setattr(judge_energy, "measure_energy_of_loop", lambda loop, seconds: _measurement(0.2, 0.001))
     state = JobState()
     judge_energy.record_energy(state, _LoopingRunner(), "large", [1], None, "c-reference", 1.0, sync=lambda: None)
-    assert "baseline" not in state.energy and state.energy["candidate"]["joules_per_call"] == 0.2
+    assert state.energy["baseline"] is None and state.energy["candidate"]["joules_per_call"] == 0.2
 
 
 def test_no_counter_is_a_note(monkeypatch):
@@ -306,11 +309,8 @@ def test_energy_is_asked_of_gpu_jobs_only(settings):
 
 
 def test_an_empty_profile_record_keeps_its_reason():
-    from engine.pipeline import _ncu_record
-
-    record = _ncu_record(NcuProfile(True, "", [], 1.234, []), "large")
-    assert record == {"ok": False, "seconds": 1.23, "config": "large",
-                      "reason": "ncu saw none of the candidate's kernels"}
+    record = ncu_record(NcuProfile(True, "", [], 1.234, []), "large")
+    assert record == NcuRecord(ok=False, seconds=1.23, config="large", reason="ncu saw none of the candidate's kernels")
 
 
 def test_a_profiled_round_stores_the_static_estimate_beside_ncu_per_kernel(settings, tmp_path, monkeypatch):
@@ -319,10 +319,10 @@ def test_a_profiled_round_stores_the_static_estimate_beside_ncu_per_kernel(setti
     _use_ncu(monkeypatch, _recording_ncu(tmp_path, output=output))
     problem, impl = _transpose()
     outcome = _outcome(problem, impl, _correct_result(problem))
-    (row,) = outcome.ncu["static_vs_ncu"]
-    assert row["kernel"] == "transpose_tiled" and row["ncu_ld"] == 16777216 / 524288
-    assert row["static_ld"] is not None and row["ld_agree"] == (abs(row["static_ld"] - 32.0) <= 8.0)
-    assert row["ncu_theoretical_occupancy"] is None and row["occupancy_agree"] is None  # not in the metric set
+    (row,) = outcome.ncu.static_vs_ncu
+    assert row.kernel == "transpose_tiled" and row.ncu_ld == 16777216 / 524288
+    assert row.static_ld is not None and row.ld_agree == (abs(row.static_ld - 32.0) <= 8.0)
+    assert row.ncu_theoretical_occupancy is None and row.occupancy_agree is None  # not in the metric set
 
 
 @pytest.mark.parametrize(("name", "short"), [
@@ -367,7 +367,7 @@ def test_a_round_profiled_on_a_smaller_configuration_says_which(settings, tmp_pa
     result = _correct_result(problem)
     result.candidate_us = 200_000.0  # 0.2 s on `large` (537 MB): 8 s of replays; medium moves 1/21 of it
     outcome = _outcome(problem, impl, result)
-    assert outcome.ncu["config"] == "medium" and outcome.ncu["ok"]
+    assert outcome.ncu.config == "medium" and outcome.ncu.ok
 
 
 def test_a_hidden_timed_configuration_is_never_the_one_profiled():

@@ -9,6 +9,7 @@ import pytest
 
 from db.labels import list_labelers, list_labels
 from db.session import reset_engines
+from engine.database import use_settings_database
 from engine.rank import labeling
 from engine.rank.synthetic import SyntheticConfig, write_synthetic
 from engine.settings import get_settings
@@ -156,6 +157,7 @@ def test_two_sessions_voting_at_once_lose_nothing_on_postgresql(refinery_home, p
     monkeypatch.setenv("REFINERY_DATABASE_URL", postgres_url)
     get_settings.cache_clear()
     reset_engines()
+    use_settings_database()
     ids = write_synthetic(SyntheticConfig(problems=1, candidates_per_problem=6, seed=7, prefix=f"pg{random.random()}"))
     suffix = random.randrange(10**9)
     sessions = [labeling.start_session(labeling.sign_in(f"{name}-{suffix}").id, "random").id for name in ("ada", "bob")]

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.problems import import_path
+from engine.problems import import_path, load_problem
 from engine.problems.probe_batch import ProbeSession
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -49,6 +49,13 @@ def test_a_batch_of_one_that_batchnorm_refuses_in_training_mode_is_replaced_with
     assert "'batch-1' does not run (Model.forward(*get_inputs()) raised ValueError: Expected more than 1 value " \
            "per channel when training" in note
     assert note.endswith("'batch-2' is used instead")
+
+
+def test_what_the_import_noticed_is_kept_with_the_problem(imported):
+    problem = load_problem(imported["problems"]["1-batchnorm1d-training"].folder, source="import")
+    assert any(n.startswith("configuration 'batch-1' does not run (") and n.endswith("'batch-2' is used instead")
+               for n in problem.notes), problem.notes
+    assert problem.warnings == ()
 
 
 def test_dropout_in_training_mode_imports(imported):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from db import runs_repo
 from db.session import reset_engines
+from engine.database import use_settings_database
 from engine.recorded import load_recorded, save_recording
 from engine.runs import RunRequest, create_run
 from engine.settings import get_settings
@@ -22,6 +23,7 @@ def test_recording_loads_into_another_database_as_recorded_and_only_once(problem
     monkeypatch.setenv("REFINERY_DATABASE_URL", f"sqlite:///{tmp_path / 'other.db'}")
     get_settings.cache_clear()
     reset_engines()
+    use_settings_database()
     assert load_recorded(folder) == 1
     assert load_recorded(folder) == 0
     (loaded,) = runs_repo.list_runs()

@@ -17,6 +17,7 @@ from db import runs_repo
 from db.labels import add_label, create_session, get_or_create_labeler, list_labels
 from db.models import Candidate
 from db.session import reset_engines, session_scope
+from engine.database import use_settings_database
 from engine.rank.synthetic import SyntheticConfig, write_synthetic
 from engine.runs import RunRequest, create_run, run_folder, spawn_run_process
 from engine.settings import get_settings
@@ -44,6 +45,7 @@ def team_database(refinery_home, postgres_url, monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     get_settings.cache_clear()
     reset_engines()
+    use_settings_database()
     yield refinery_home
     reset_engines()
     with admin.begin() as connection:

@@ -108,9 +108,30 @@ def test_evaluate_many_returns_one_result_per_candidate_in_order(verifier, scale
     assert verdicts == [Verdict.CORRECT, Verdict.INTEGRITY_VIOLATION, Verdict.COMPILE_ERROR, Verdict.INCORRECT]
 
 
+def test_evaluate_stream_builds_each_candidate_before_the_next_one_has_arrived(verifier, scale):
+    import threading
+
+    from engine.build.candidate import build_candidate
+
+    first_building = threading.Event()
+
+    def builder(problem, source, language, **options):
+        first_building.set()
+        return build_candidate(problem, source, language, **options)
+
+    def arrivals():  # the second candidate comes only once the first one's build has started (or never)
+        yield "fast", scale.implementation("cpu-naive").source, "c"
+        assert first_building.wait(60), "the first build did not start before the next candidate arrived"
+        yield "slow", (CHEATS / "c_compile_error.c").read_text(), "c"
+
+    streaming = Verifier(pool=verifier.pool, options=FAST, settings=verifier.settings, builder=builder)
+    results = streaming.evaluate_stream(scale, arrivals())
+    assert {key: r.verdict for key, r in results.items()} == {"fast": Verdict.CORRECT, "slow": Verdict.COMPILE_ERROR}
+
+
 def test_stored_evaluation_round_trips(honest_result, refinery_home):
     pytest.importorskip("sqlmodel")
-    from db.evaluations import latest_result, store_evaluation
+    from engine.verify.storage import latest_result, store_evaluation
 
     candidate_id, _ = store_evaluation(honest_result, problem_slug="relu-small", source="src", language="python")
     again = latest_result(candidate_id)

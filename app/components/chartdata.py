@@ -2,20 +2,25 @@
 
 Kept apart from the Altair code so it can be tested without drawing, and so the big-run rules
 (thinning to a point budget, keeping the selected candidate and the best ones) live in one place.
+Roofline points are fields of the engine's stored records, and roofs come from the engine's device
+table and roofline arithmetic: the chart draws what the feedback was decided under.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from app.components.style import verdict_key, verdict_words
-from db.queries import RooflineRow, RoundRow, TimingRow
+from db.queries import RoundRow
+from engine.analysis.devices import DeviceCeilings, shown_ceilings
+from engine.analysis.roofline import achieved, attainable
 from engine.problems import Problem
+from engine.stored import RooflineEntry, TimingEntry
 
 MAX_POINTS = 2500
 MAX_TREE_NODES = 1200
@@ -64,179 +69,98 @@ def best_so_far(frame: pd.DataFrame) -> pd.DataFrame:
 
 # --- roofline -------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Ceilings:
-    """A device's roofs: DRAM bandwidth and peak FLOP/s per precision, and where they came from."""
-
-    device: str
-    bandwidth_bytes_per_s: float | None
-    flops_per_s: dict[str, float]
-    source: str  # "table" (the engine's built-in table) | "measured" (on the device)
-
-
 SHOWN_PRECISIONS = ("fp64", "fp32", "fp16")  # bf16 shares fp16's roof; *_mma_sync are paths
+ROOFLINE_COLUMNS = ["candidate_id", "step", "verdict", "verdict_words", "config", "ai", "gflops", "gbps", "bound",
+                    "pct_of_roof", "bottleneck"]
+TIMED_CONFIG = "timed configuration"  # rows stored before the roofline record named its configuration
 
 
-_BANDWIDTH_KEYS = ("bandwidth_bytes_per_s", "dram_bytes_per_s", "peak_bytes_per_s", "bandwidth", "dram_bandwidth")
-_FLOPS_KEYS = ("flops_per_s", "flops", "peak_flops", "peak_flops_per_s", "compute")
+def _positive(value: float | None) -> float | None:
+    """Only what a log axis can place: a copy has no FLOPs, so no intensity or FLOP/s to plot."""
+    return value if value is not None and math.isfinite(value) and value > 0 else None
 
 
-def _as_float(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) and number > 0 else None
+def _giga(value: float | None) -> float | None:
+    return value / 1e9 if _positive(value) else None
 
 
-def parse_ceilings(raw: Any, device: str = "", source: str = "measured") -> Ceilings | None:
-    """Ceilings from a roofline diagnostic's own block, whatever spelling of the keys it used."""
-    if not isinstance(raw, dict):
-        return None
-    bandwidth = next((_as_float(raw[k]) for k in _BANDWIDTH_KEYS if k in raw), None)
-    flops: dict[str, float] = {}
-    for key in _FLOPS_KEYS:
-        value = raw.get(key)
-        if isinstance(value, dict):
-            flops.update({str(p): f for p, v in value.items() if (f := _as_float(v))})
-        elif _as_float(value):
-            flops[str(raw.get("precision", "fp32"))] = _as_float(value)
-    if bandwidth is None and not flops:
-        return None
-    return Ceilings(str(raw.get("device") or raw.get("name") or device), bandwidth, flops,
-                    str(raw.get("source") or source))
+def _identity(candidate_id: int, step: int | None, verdict: str | None) -> dict[str, Any]:
+    return {"candidate_id": candidate_id, "step": step if step is not None else -1, "verdict": verdict_key(verdict),
+            "verdict_words": verdict_words(verdict)}
 
 
-def device_ceilings(device: str | None, extra_precisions: Iterable[str] = ()) -> list[Ceilings]:
-    """The engine's table entry for the device and, when measured on it, the measured ceilings."""
-    from engine.analysis.devices import load_measured, match_device
-
-    if not device:
-        return []
+def device_ceilings(device: str | None, extra_precisions: Iterable[str] = ()) -> list[DeviceCeilings]:
+    """The engine's roofs for the device (its table, and its measurements when measured here); the
+    table's only for the common precisions and those the run's points were held to."""
     wanted = set(SHOWN_PRECISIONS) | set(extra_precisions)
-    found = []
-    entry = match_device(device)
-    if entry is not None:
-        found.append(Ceilings(entry.name, entry.dram_bandwidth,
-                              {p: v for p, v in entry.peaks.items() if p in wanted}, "table"))
-    try:
-        measured = load_measured().get(device)
-    except (OSError, ValueError, TypeError):
-        measured = None
-    if measured is not None:
-        found.append(Ceilings(device, measured.dram_bandwidth, dict(measured.matmul), "measured"))
-    return found
+    return [replace(c, peaks={p: v for p, v in c.peaks.items() if p in wanted}) if c.source == "table" else c
+            for c in shown_ceilings(device)]
 
 
-def _normalised(point: dict[str, Any]) -> dict[str, Any]:
-    """The engine's RooflinePoint spelling mapped onto the names the charts use."""
-    point = dict(point)
-    if "achieved_bytes_per_s" not in point and "achieved_bandwidth" in point:
-        point["achieved_bytes_per_s"] = point["achieved_bandwidth"]
-    pct = point.get("pct_of_roof")
-    if isinstance(pct, int | float) and point.get("roof") is not None and pct <= 1.5:
-        point["pct_of_roof"] = pct * 100  # a fraction of the roof, shown as a percentage
-    return point
-
-
-def per_config(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Roofline points by configuration: the engine stores one `point` (the timed configuration)."""
-    if "point" in data:
-        point = data.get("point")
-        if not isinstance(point, dict):
-            return {}
-        classification = data.get("classification") or {}
-        point = {"bottleneck": classification.get("bottleneck"), **_normalised(point)}
-        return {str(data.get("config") or point.get("config") or "timed configuration"): point}
-    configs = data.get("configs")
-    if isinstance(configs, list):
-        return {str(c.get("name", f"config {i}")): c for i, c in enumerate(configs) if isinstance(c, dict)}
-    if isinstance(configs, dict):
-        return {str(k): v for k, v in configs.items() if isinstance(v, dict)}
-    markers = ("arithmetic_intensity", "achieved_flops", "achieved_bytes_per_s")
-    return {str(k): _normalised(v) for k, v in data.items() if isinstance(v, dict) and any(m in v for m in markers)}
-
-
-def roofline_frame(rows: Sequence[RooflineRow]) -> pd.DataFrame:
-    """One row per (candidate, configuration) from the stored roofline diagnostics."""
+def roofline_frame(entries: Sequence[RooflineEntry]) -> pd.DataFrame:
+    """One row per candidate from the stored roofline records (a record without a point is skipped)."""
     records = []
-    for row in rows:
-        for config, point in per_config(row.data).items():
-            records.append({
-                "candidate_id": row.candidate_id, "step": row.step if row.step is not None else -1,
-                "verdict": verdict_key(row.verdict), "verdict_words": verdict_words(row.verdict), "config": config,
-                "ai": _as_float(point.get("arithmetic_intensity")),
-                "gflops": (_as_float(point.get("achieved_flops")) or 0.0) / 1e9 or None,
-                "gbps": (_as_float(point.get("achieved_bytes_per_s")) or 0.0) / 1e9 or None,
-                "bound": point.get("bound"), "pct_of_roof": point.get("pct_of_roof"),
-                "bottleneck": point.get("bottleneck"),
-            })
-    columns = ["candidate_id", "step", "verdict", "verdict_words", "config", "ai", "gflops", "gbps", "bound",
-               "pct_of_roof", "bottleneck"]
-    return pd.DataFrame.from_records(records, columns=columns)
+    for entry in entries:
+        point, bottleneck = entry.record.point, entry.record.bottleneck
+        if point is None:
+            continue
+        records.append({
+            **_identity(entry.candidate_id, entry.step, entry.verdict), "config": entry.record.config or TIMED_CONFIG,
+            "ai": _positive(point.arithmetic_intensity), "gflops": _giga(point.achieved_flops),
+            "gbps": _giga(point.achieved_bandwidth), "bound": point.bound, "pct_of_roof": point.pct_of_roof * 100,
+            "bottleneck": str(bottleneck) if bottleneck else None,
+        })
+    return pd.DataFrame.from_records(records, columns=ROOFLINE_COLUMNS)
 
 
-def model_roofline_frame(rows: Sequence[TimingRow], problem: Problem) -> pd.DataFrame:
+def model_roofline_frame(entries: Sequence[TimingEntry], problem: Problem) -> pd.DataFrame:
     """Roofline points from measured times and the problem's analytical model (FLOPs, minimum bytes).
 
     Used where a run stored no roofline diagnostics (a CPU run, an older run): intensity is the
     model's, achieved throughput is model work over the measured median time.
     """
     records = []
-    for row in rows:
-        for result in row.configs:
-            name = str(result.get("name", ""))
-            timing = result.get("candidate") or {}
-            median_us = _as_float(timing.get("median_us")) if isinstance(timing, dict) else None
+    for entry in entries:
+        for result in entry.configs:
+            seconds = result.candidate.median_us * 1e-6 if result.candidate is not None else 0.0
             try:
-                config = problem.config(name)
+                config = problem.config(result.name)
             except KeyError:
                 continue
-            if median_us is None:
+            if seconds <= 0:
                 continue
-            flops, nbytes = problem.flops(config), problem.min_bytes(config)
-            seconds = median_us * 1e-6
+            rates = achieved(problem.flops(config) or 0.0, problem.min_bytes(config) or 0.0, seconds)
             records.append({
-                "candidate_id": row.candidate_id, "step": row.step if row.step is not None else -1,
-                "verdict": verdict_key(row.verdict), "verdict_words": verdict_words(row.verdict), "config": name,
-                "ai": flops / nbytes if flops and nbytes else None,
-                "gflops": flops / seconds / 1e9 if flops else None,
-                "gbps": nbytes / seconds / 1e9 if nbytes else None,
-                "bound": None, "pct_of_roof": None, "bottleneck": None,
+                **_identity(entry.candidate_id, entry.step, entry.verdict), "config": result.name,
+                "ai": _positive(rates.arithmetic_intensity), "gflops": _giga(rates.flops_per_s),
+                "gbps": _giga(rates.bytes_per_s), "bound": None, "pct_of_roof": None, "bottleneck": None,
             })
-    columns = ["candidate_id", "step", "verdict", "verdict_words", "config", "ai", "gflops", "gbps", "bound",
-               "pct_of_roof", "bottleneck"]
-    return pd.DataFrame.from_records(records, columns=columns)
+    return pd.DataFrame.from_records(records, columns=ROOFLINE_COLUMNS)
 
 
-def ceilings_from_rows(rows: Sequence[RooflineRow], device: str | None) -> list[Ceilings]:
-    """The device's roofs: ceilings stored with the diagnostics, else the engine's table and measurements."""
-    for row in reversed(rows):
-        for key, source in (("ceilings", "table"), ("measured_ceilings", "measured")):
-            parsed = parse_ceilings(row.data.get(key), device or "", source)
-            if parsed:
-                return [parsed]
-    named = next((str(r.data["device"]) for r in reversed(rows) if r.data.get("device")), None) or device
-    used = {str(p["precision"]) for r in rows if isinstance(p := r.data.get("point"), dict) and p.get("precision")}
+def run_ceilings(entries: Sequence[RooflineEntry], device: str | None) -> list[DeviceCeilings]:
+    """The roofs the run's points were placed under: the device its records name, else the run's."""
+    named = next((e.record.device for e in reversed(entries) if e.record.device), None) or device
+    used = {e.record.point.precision for e in entries if e.record.point is not None and e.record.point.precision}
     return device_ceilings(named, used)
 
 
-def roof_lines(ceilings: Sequence[Ceilings], ai_range: tuple[float, float], samples: int = 48) -> pd.DataFrame:
-    """Points along each roof: min(bandwidth × intensity, peak) for each precision, on a log grid."""
+def roof_lines(ceilings: Sequence[DeviceCeilings], ai_range: tuple[float, float], samples: int = 48,
+               ) -> pd.DataFrame:
+    """Points along each roof (the engine's `attainable`) for each precision, on a log grid."""
     lo, hi = ai_range
     lo, hi = max(lo, 1e-4), max(hi, lo * 10)
     grid = [lo * (hi / lo) ** (i / (samples - 1)) for i in range(samples)]
     records = []
     for ceiling in ceilings:
         suffix = "" if len(ceilings) == 1 else f" ({ceiling.source})"
-        bandwidth = ceiling.bandwidth_bytes_per_s
-        for precision, peak in sorted(ceiling.flops_per_s.items(), key=lambda kv: kv[1]):
-            for x in grid:
-                y = min(peak, bandwidth * x) if bandwidth else peak
-                records.append({"ai": x, "gflops": y / 1e9,
-                                "roof": f"{precision} {peak / 1e12:.0f} TFLOP/s{suffix}"})
-        if bandwidth and not ceiling.flops_per_s:
-            records += [{"ai": x, "gflops": bandwidth * x / 1e9, "roof": f"DRAM{suffix}"} for x in grid]
+        bandwidth = ceiling.dram_bandwidth
+        for precision, peak in sorted(ceiling.peaks.items(), key=lambda kv: kv[1]):
+            records += [{"ai": x, "gflops": attainable(x, peak, bandwidth) / 1e9,
+                         "roof": f"{precision} {peak / 1e12:.0f} TFLOP/s{suffix}"} for x in grid]
+        if bandwidth and not ceiling.peaks:
+            records += [{"ai": x, "gflops": attainable(x, math.inf, bandwidth) / 1e9, "roof": f"DRAM{suffix}"}
+                        for x in grid]
     return pd.DataFrame.from_records(records, columns=["ai", "gflops", "roof"])
 
 

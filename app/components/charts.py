@@ -20,8 +20,9 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from app.components.chartdata import Ceilings, roof_lines
+from app.components.chartdata import roof_lines
 from app.components.style import PRIMARY, VERDICT_COLORS, VERDICT_ORDER
+from engine.analysis.devices import DeviceCeilings
 
 VERDICT_LEGEND = alt.Legend(title="verdict", orient="bottom", columns=5, symbolType="circle")
 STRIP_LEGEND = alt.Legend(title=None, orient="right", symbolType="circle")
@@ -131,24 +132,23 @@ def roofline_template(verdicts: tuple[str, ...], height: int = 380) -> dict:
     return alt.layer(roofs, ends, slope, points, ring).properties(height=height).to_dict(validate=False)
 
 
-def _memory_label(ceilings: Sequence[Ceilings], roofs: pd.DataFrame) -> pd.DataFrame | None:
+def _memory_label(ceilings: Sequence[DeviceCeilings], roofs: pd.DataFrame) -> pd.DataFrame | None:
     """Where to write the DRAM roof's bandwidth: near the start of its slope."""
-    bandwidth = next((c.bandwidth_bytes_per_s for c in ceilings if c.bandwidth_bytes_per_s), None)
+    bandwidth = next((c.dram_bandwidth for c in ceilings if c.dram_bandwidth), None)
     if bandwidth is None or roofs.empty:
         return None
     ai = float(roofs["ai"].min()) * 1.4
     return pd.DataFrame([{"ai": ai, "gflops": bandwidth * ai / 1e9, "roof": f"DRAM {bandwidth / 1e12:.2f} TB/s"}])
 
 
-def roofline_chart(points: pd.DataFrame, ceilings: Sequence[Ceilings], selected: int | None) -> dict:
+def roofline_chart(points: pd.DataFrame, ceilings: Sequence[DeviceCeilings], selected: int | None) -> dict:
     """Log-log roofline: the memory roof and a compute roof per precision, candidates by verdict."""
     plotted = points[points["ai"].notna() & points["gflops"].notna() & (points["ai"] > 0)]
     lo = float(plotted["ai"].min()) / 4 if not plotted.empty else 0.01
     hi = float(plotted["ai"].max()) * 4 if not plotted.empty else 1000.0
     for ceiling in ceilings:  # reach past the ridge points so every roof's corner shows
-        if ceiling.bandwidth_bytes_per_s:
-            for peak in ceiling.flops_per_s.values():
-                hi = max(hi, peak / ceiling.bandwidth_bytes_per_s * 4)
+        for precision in ceiling.peaks:
+            hi = max(hi, (ceiling.ridge(precision) or 0.0) * 4)
     roofs = roof_lines(ceilings, (lo, hi))
     ends = roofs.groupby("roof", as_index=False).last() if not roofs.empty else None
     return render(roofline_template(present_verdicts(plotted)),
@@ -170,12 +170,12 @@ def bandwidth_template(verdicts: tuple[str, ...], height: int = 340) -> dict:
     return alt.layer(roofs, points, ring).properties(height=height).to_dict(validate=False)
 
 
-def bandwidth_chart(points: pd.DataFrame, ceilings: Sequence[Ceilings], selected: int | None) -> dict:
+def bandwidth_chart(points: pd.DataFrame, ceilings: Sequence[DeviceCeilings], selected: int | None) -> dict:
     """For problems that do no arithmetic (copies, transposes) the roof is DRAM bandwidth alone."""
     plotted = points[points["gbps"].notna()]
-    roofs = pd.DataFrame([{"gbps": c.bandwidth_bytes_per_s / 1e9,
-                           "roof": f"DRAM {c.bandwidth_bytes_per_s / 1e12:.2f} TB/s ({c.source})"}
-                          for c in ceilings if c.bandwidth_bytes_per_s], columns=["gbps", "roof"])
+    roofs = pd.DataFrame([{"gbps": c.dram_bandwidth / 1e9,
+                           "roof": f"DRAM {c.dram_bandwidth / 1e12:.2f} TB/s ({c.source})"}
+                          for c in ceilings if c.dram_bandwidth], columns=["gbps", "roof"])
     return render(bandwidth_template(present_verdicts(plotted)),
                   {"roofs": roofs, "points": plotted, "selected": _selected(plotted, selected)})
 

@@ -15,6 +15,7 @@ import streamlit as st
 
 from app.components.events import EventWatcher
 from db import queries
+from engine import stored
 from engine.problems import LibraryScan, Problem, get_problem, scan_all
 
 
@@ -108,13 +109,13 @@ def run_points(run_id: int, version: tuple) -> list[queries.RoundRow]:
 
 
 @st.cache_data(max_entries=16, show_spinner="Loading roofline data…")
-def run_roofline(run_id: int, version: tuple) -> list[queries.RooflineRow]:
-    return queries.run_roofline(run_id)
+def run_roofline(run_id: int, version: tuple) -> list[stored.RooflineEntry]:
+    return stored.run_roofline(run_id)
 
 
 @st.cache_data(max_entries=16, show_spinner="Loading timings…")
-def run_timings(run_id: int, version: tuple) -> list[queries.TimingRow]:
-    return queries.run_timings(run_id)
+def run_timings(run_id: int, version: tuple) -> list[stored.TimingEntry]:
+    return stored.run_timings(run_id)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -17,12 +17,10 @@ RECORDED_DIR = ROOT / "assets" / "recorded"
 
 @st.cache_resource(show_spinner="Opening the database…")
 def database_url() -> str:
-    """Open (and migrate, on first use) the configured database once per server process."""
-    from db.session import get_engine
-    from engine.settings import get_settings
+    """Name the configured database as this server process's and open (and migrate, on first use) it, once."""
+    from engine.database import open_settings_database
 
-    get_engine()
-    return get_settings().resolved_database_url
+    return open_settings_database()
 
 
 @st.cache_data(ttl=600, show_spinner="Looking for a GPU…")

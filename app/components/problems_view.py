@@ -3,7 +3,9 @@
 Filtering is pure (tested without Streamlit); importing calls `engine.problems.import_path`,
 which validates by running the problem's own code in a child process, hence the spinner. KernelBench
 files, C programs (a `.c` file, a folder of them, a PolyBench checkout) and problem folders all come in
-through the same two forms.
+through the same two forms. What an import noticed (configurations replaced or dropped, inputs it could not
+translate, outputs whose values are rounding) is kept with the problem: shown under the import's report, which
+stays until the next import, and on the problem's card.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from engine.problems import ImportReport, Problem, import_path
 from engine.problems.cimport import ImportOptions
 
 # Buckets of the largest configuration's minimum DRAM traffic: how big a problem is to a GPU.
+LAST_IMPORT = "problems_last_import"  # session key: the last import's report, shown until the next one
 SIZE_BUCKETS: dict[str, tuple[float, float]] = {
     "small (< 64 MB)": (0, 64e6),
     "medium (64 MB – 1 GB)": (64e6, 1e9),
@@ -114,6 +117,7 @@ def problem_card(problem: Problem) -> None:
         st.markdown(problem.description)
     rtol, atol = problem.tolerance
     st.caption(f"Slug `{problem.slug}` · tolerance rtol {rtol:g}, atol {atol:g} · folder `{problem.folder}`")
+    import_notes(problem, expanded=False)
     st.markdown("**Visible configurations**")
     st.dataframe(configs_frame(problem), hide_index=True, width="stretch")
     if problem.hidden_configs:
@@ -128,15 +132,37 @@ def problem_card(problem: Problem) -> None:
                                    for i in problem.implementations]), hide_index=True, width="stretch")
 
 
+def import_notes(problem: Problem, expanded: bool = True) -> None:
+    """What the problem's import found: warnings (what limits judging candidates) in full, then its notes."""
+    for warning in problem.warnings:
+        st.warning(warning, icon=":material/warning:")
+    if problem.notes:
+        with st.expander(f"What the import noticed ({len(problem.notes)})", expanded=expanded,
+                         icon=":material/info:"):
+            st.markdown("\n".join(f"- {note}" for note in problem.notes))
+
+
+def _about(line: str, path: Path) -> bool:
+    return line.startswith(f"{path}: ")
+
+
 def show_report(report: ImportReport) -> None:
-    """What came in and what did not, each failure naming the user's file and the cause."""
+    """What came in, each with what its import noticed, and what did not, each failure naming the user's file and
+    the cause with the notes about that file."""
+    stored = {line for p in report.imported for line in (*p.warnings, *p.notes)}
     for problem in report.imported:
         st.success(f"Imported **{problem.slug}** ({problem.kind}, {len(problem.configs)} configurations, "
                    f"{len(problem.hidden_configs)} hidden): {problem.title}", icon=":material/check:")
+        import_notes(problem)
     for error in report.errors:
         st.error(f"**{error.path.name}** was not imported: {error.cause}", icon=":material/error:")
-    for note in report.notes:
-        st.caption(f"Note: {note}")
+        for line in (*report.warnings, *report.notes):
+            if _about(line, error.path):
+                st.caption(f"Note: {line.removeprefix(f'{error.path}: ')}")
+    rest = [line for line in (*report.warnings, *report.notes) if not any(_about(line, e.path) for e in report.errors)
+            and not any(line.endswith(f": {s}") for s in stored)]
+    for line in rest:
+        st.caption(f"Note: {line}")
     if not report.imported and not report.errors:
         st.warning("Nothing to import there: no KernelBench files (`<n>_<Name>.py`), C programs (`.c` with main) "
                    "or problem folders found.")
@@ -146,6 +172,7 @@ def run_import(path: Path, c_options: ImportOptions | None = None) -> ImportRepo
     with st.spinner(f"Importing {path.name} and running its reference once to check it…", show_time=True):
         report = import_path(path, c_options=c_options)
     data.clear_library()
+    st.session_state[LAST_IMPORT] = report
     return report
 
 
@@ -196,7 +223,7 @@ def import_panel() -> None:
             if not folder.strip():
                 st.warning("Type a path first.")
             else:
-                show_report(run_import(Path(folder.strip()).expanduser(), options))
+                run_import(Path(folder.strip()).expanduser(), options)
     with right, st.form("upload_form", border=True):
         st.markdown("**Upload a KernelBench file or a C program**")
         uploads = st.file_uploader("KernelBench problem (.py), or a C program (.c) with its headers (.h)",
@@ -208,4 +235,6 @@ def import_panel() -> None:
                 st.warning("Choose a file first.")
             else:
                 with tempfile.TemporaryDirectory() as scratch:
-                    show_report(run_import(save_uploads(uploads, Path(scratch))))
+                    run_import(save_uploads(uploads, Path(scratch)))
+    if (report := st.session_state.get(LAST_IMPORT)) is not None:
+        show_report(report)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from app.components import chartdata, charts, data
+from engine.analysis.devices import DeviceCeilings
 
 
 @dataclass(frozen=True)
@@ -53,11 +54,11 @@ def chart_specs(run_id: int, version: tuple, selected: int | None) -> ChartSpecs
     return ChartSpecs(len(points), speed, strip, speed_note, tree, tree_note)
 
 
-def _ceiling_words(c: chartdata.Ceilings) -> str:
-    parts = [f"{c.device} ({c.source})"]
-    if c.bandwidth_bytes_per_s:
-        parts.append(f"DRAM {c.bandwidth_bytes_per_s / 1e12:.2f} TB/s")
-    parts += [f"{p} {v / 1e12:.0f} TFLOP/s" for p, v in sorted(c.flops_per_s.items(), key=lambda kv: kv[1])]
+def _ceiling_words(c: DeviceCeilings) -> str:
+    parts = [f"{c.name} ({c.source})"]
+    if c.dram_bandwidth:
+        parts.append(f"DRAM {c.dram_bandwidth / 1e12:.2f} TB/s")
+    parts += [f"{p} {v / 1e12:.0f} TFLOP/s" for p, v in sorted(c.peaks.items(), key=lambda kv: kv[1])]
     return ", ".join(parts)
 
 
@@ -65,8 +66,8 @@ def _ceiling_words(c: chartdata.Ceilings) -> str:
 def roofline_view(run_id: int, version: tuple, selected: int | None, problem_slug: str, device: str | None,
                   config: str | None = None) -> RooflineView:
     """Stored roofline diagnostics if the run has them, else the problem's model over measured times."""
-    rows = data.run_roofline(run_id, version)
-    frame, origin = chartdata.roofline_frame(rows), "stored roofline diagnostics"
+    entries = data.run_roofline(run_id, version)
+    frame, origin = chartdata.roofline_frame(entries), "stored roofline diagnostics"
     problem = data.problem(problem_slug)
     if frame.empty and problem is not None:
         frame = chartdata.model_roofline_frame(data.run_timings(run_id, version), problem)
@@ -78,7 +79,7 @@ def roofline_view(run_id: int, version: tuple, selected: int | None, problem_slu
         largest = problem.largest_config.name if problem else None
         config = largest if largest in configs else configs[-1]
     frame = chartdata.thin(frame[frame["config"] == config], [selected] if selected else [], score="gflops")
-    ceilings = chartdata.ceilings_from_rows(rows, device)
+    ceilings = chartdata.run_ceilings(entries, device)
     bandwidth_only = not (frame["ai"].notna().any() and frame["gflops"].notna().any())
     chart = (charts.bandwidth_chart if bandwidth_only else charts.roofline_chart)(frame, ceilings, selected)
     caption = ("Roofs: " + "; ".join(_ceiling_words(c) for c in ceilings) + f". Points from {origin}."

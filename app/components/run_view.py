@@ -19,7 +19,7 @@ import streamlit as st
 
 from app.components import data, engine_api, run_charts
 from app.components.code import language_of, show_code, show_diff
-from app.components.diagnostics import configs_frame, show_diagnostics
+from app.components.diagnostics import configs_frame, findings_frame, show_diagnostics
 from app.components.errors import shown_errors
 from app.components.flag_review import flag_panel
 from app.components.live_check import CHECK_EVERY_S, LiveCheck
@@ -34,6 +34,7 @@ from app.components.style import (
 )
 from app.components.widgets import pager
 from db.queries import CandidateDetail, RoundRow, RunProgress, RunSummary
+from engine.stored import candidate_diagnostics, configs_of
 
 ROUNDS_PER_PAGE = 15
 
@@ -259,6 +260,7 @@ def rounds_list(run: RunSummary, version: tuple, selected: int | None) -> None:
 def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
     """One round: code, diff, verdict and log, configurations, diagnostics, feedback, prompt/reply."""
     ev = detail.evaluation
+    diagnostics = candidate_diagnostics(detail)
     step = "–" if detail.step is None else detail.step
     st.markdown(f"#### Round {step} · candidate #{detail.id}")
     parent = f"child of #{detail.parent_id}" if detail.parent_id else "root"
@@ -295,23 +297,20 @@ def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
         _verdict_and_log(detail)
     with tabs[3]:
         if ev and ev.configs:
-            st.dataframe(configs_frame(ev.configs), hide_index=True, width="stretch")
+            st.dataframe(configs_frame(configs_of(ev.configs)), hide_index=True, width="stretch")
             st.caption("Hidden configurations are checked but never shown in a prompt.")
         else:
             st.caption("No per-configuration results: the candidate did not get as far as running.")
     with tabs[4]:
-        show_diagnostics(detail)
+        show_diagnostics(diagnostics)
     with tabs[5]:
-        feedback = detail.diagnostic("feedback")
-        if feedback and (feedback.text or feedback.data):
+        feedback = diagnostics.feedback
+        if feedback is not None and (diagnostics.feedback_text or feedback.details):
             st.caption("What the next round was told about this candidate:")
-            st.markdown(feedback.text or "")
-            details = (feedback.data or {}).get("details") or []
-            if details and all(isinstance(d, dict) for d in details):
-                columns = [c for c in ("title", "evidence", "suggestion", "category", "kernel", "line", "severity")
-                           if any(c in d for d in details)]
-                with st.expander(f"The {len(details)} finding(s) behind it"):
-                    st.dataframe(pd.DataFrame(details)[columns], hide_index=True, width="stretch")
+            st.markdown(diagnostics.feedback_text)
+            if feedback.details:
+                with st.expander(f"The {len(feedback.details)} finding(s) behind it"):
+                    st.dataframe(findings_frame(feedback), hide_index=True, width="stretch")
         else:
             st.caption("No feedback was sent onwards from this candidate.")
     with st.expander("Prompt and reply", expanded=False):

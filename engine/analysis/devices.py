@@ -28,6 +28,7 @@ class DeviceCeilings:
     dram_bandwidth: float  # bytes/s
     peaks: dict[str, float] = field(default_factory=dict)  # FLOP/s: fp64 fp64_tc fp32 tf32 fp16 bf16 fp8 ...
     boost_mhz: int = 0
+    source: str = "table"  # table (the datasheet) | measured (on the device, `measure_ceilings`)
 
     def peak(self, precision: str) -> float | None:
         return self.peaks.get(precision)
@@ -93,6 +94,15 @@ class MeasuredCeilings:
     sms: int | None = None
     l2_bytes: int | None = None
 
+    def as_ceilings(self, entry: DeviceCeilings | None = None, peaks: dict[str, float] | None = None,
+                    ) -> DeviceCeilings:
+        """These measurements as roofs, the table `entry` filling what was not measured."""
+        return DeviceCeilings(self.device, (self.device,), entry.cc if entry else (0, 0),
+                              self.sms or (entry.sms if entry else 0),
+                              self.l2_bytes or (entry.l2_bytes if entry else 0), self.dram_bandwidth,
+                              dict(self.matmul) if peaks is None else peaks, entry.boost_mhz if entry else 0,
+                              "measured")
+
 
 def measured_path() -> Path:
     from engine.settings import get_settings
@@ -137,11 +147,20 @@ def ceilings_for(name: str | None = None, measured: dict[str, MeasuredCeilings] 
     found = (measured if measured is not None else load_measured()).get(name)
     if found is None:
         return entry
-    peaks = dict(entry.peaks) if entry else {}
-    peaks.update(found.matmul)
-    return DeviceCeilings(name, (name,), entry.cc if entry else (0, 0), found.sms or (entry.sms if entry else 0),
-                          found.l2_bytes or (entry.l2_bytes if entry else 0), found.dram_bandwidth, peaks,
-                          entry.boost_mhz if entry else 0)
+    return found.as_ceilings(entry, {**(entry.peaks if entry else {}), **found.matmul})
+
+
+def shown_ceilings(name: str | None) -> list[DeviceCeilings]:
+    """Both sets of roofs for a device, as the dashboard shows them: the table's entry, and the
+    measured values alone (not merged) when this machine measured that device."""
+    if not name:
+        return []
+    entry = match_device(name)
+    try:
+        found = load_measured().get(name)
+    except (OSError, ValueError, TypeError):
+        found = None
+    return [c for c in (entry, found.as_ceilings(entry) if found else None) if c is not None]
 
 
 def _time(fn, repeats: int, torch) -> float:

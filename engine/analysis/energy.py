@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+
+from engine import jsonrecord
 
 DEFAULT_SECONDS = 2.0
 
@@ -28,7 +30,7 @@ class EnergyMeasurement:
     joules: float
     average_watts: float
     idle_watts: float | None  # power before the loop, for the matched-speed comparison
-    device: str
+    device: str = ""  # empty in a stored record's sides: the record names the device once
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,32 @@ class EnergyComparison:
     ratio: float  # candidate / baseline J per call (< 1: the candidate uses less energy)
     matched_speed_joules: float
     matched_speed_ratio: float
+
+
+@dataclass(frozen=True)
+class EnergyRecord:
+    """The stored `energy` diagnostic: J per call of the candidate and, where the baseline ran on the
+    same GPU, of the baseline and the comparison; or, when nothing was measured, the reason."""
+
+    device: str = ""
+    loop_seconds: float = 0.0
+    candidate: EnergyMeasurement | None = None
+    calls_reported_by: str = ""  # whose count of calls the candidate's J per call divides by
+    baseline_name: str | None = None
+    baseline: EnergyMeasurement | None = None
+    comparison: EnergyComparison | None = None
+    reason: str = ""  # why there is no reading (then `candidate` is None)
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        for side in ("candidate", "baseline"):
+            if data[side] is not None:
+                data[side].pop("device")
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> EnergyRecord:
+        return jsonrecord.from_json(cls, data)
 
 
 def _nvml():

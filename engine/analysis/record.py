@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from engine import jsonrecord
 from engine.analysis.access import AccessEstimate
 from engine.analysis.control import BranchEstimate, LoopEstimate
 from engine.analysis.launch import LaunchConfig
@@ -161,6 +162,11 @@ class StaticReport:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> StaticReport:
+        """The report as stored in a `static` diagnostic, including rows from before a field existed."""
+        return jsonrecord.from_json(cls, data)
 
 
 def _weighted(accesses: list[AccessEstimate], value) -> float | None:

@@ -8,9 +8,10 @@ instruction path the SASS uses (FFMA → fp32, HMMA → the mma.sync rate, HGMMA
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
+from engine import jsonrecord
 from engine.analysis.devices import DeviceCeilings
 
 NEAR_ROOF = 0.6  # at or above this share of the roof a kernel is bound by that roof
@@ -55,6 +56,48 @@ class Classification:
     measured: bool = True  # False: from the analytical model alone, with no timing of the candidate
 
 
+@dataclass(frozen=True)
+class RooflineRecord:
+    """The stored `roofline` diagnostic: the point, the class with its reason, and the device it was
+    placed against, so the dashboard draws the same roofs the feedback was decided under."""
+
+    point: RooflinePoint | None = None
+    classification: Classification | None = None
+    device: str | None = None
+    notes: list[str] = field(default_factory=list)
+    config: str | None = None  # the configuration the point is for (None in rows stored before it was kept)
+
+    @property
+    def bottleneck(self) -> Bottleneck | None:
+        return self.classification.bottleneck if self.classification else None
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> RooflineRecord:
+        return jsonrecord.from_json(cls, data)
+
+
+@dataclass(frozen=True)
+class Achieved:
+    """One timed call's work as rates: what a roofline plots, before any device is known."""
+
+    arithmetic_intensity: float  # FLOP per DRAM byte (0 without bytes)
+    flops_per_s: float
+    bytes_per_s: float
+
+
+def achieved(flops: float, dram_bytes: float, seconds: float) -> Achieved:
+    """Intensity and achieved rates of `flops` and `dram_bytes` moved in `seconds` (> 0)."""
+    return Achieved(flops / dram_bytes if dram_bytes > 0 else 0.0, flops / seconds, dram_bytes / seconds)
+
+
+def attainable(intensity: float, peak_flops: float, bandwidth: float) -> float:
+    """The roof at an intensity: bandwidth × intensity up to the ridge, the compute peak after it."""
+    return min(peak_flops, bandwidth * intensity) if bandwidth else peak_flops
+
+
 def precision_for(dtype: str, uses_tensor_cores: bool = False, uses_wgmma: bool = False,
                   device: DeviceCeilings | None = None) -> str:
     """The peak a kernel can reach: the dtype's, on the pipe its SASS uses."""
@@ -77,16 +120,14 @@ def roofline_point(flops: float, dram_bytes: float, seconds: float, device: Devi
         return None
     peak = device.peak(precision) or device.peak("fp32") or 0.0
     bandwidth = device.dram_bandwidth
-    intensity = flops / dram_bytes
-    achieved_flops, achieved_bw = flops / seconds, dram_bytes / seconds
-    memory_roof = bandwidth * intensity
+    rates = achieved(flops, dram_bytes, seconds)
     if flops <= 0:  # pure data movement: the roof is bandwidth itself
-        return RooflinePoint(0.0, 0.0, achieved_bw, precision, peak, bandwidth, "memory", bandwidth,
-                             achieved_bw / bandwidth, source, seconds)
-    bound = "memory" if memory_roof < peak else "compute"
-    roof = min(memory_roof, peak)
-    return RooflinePoint(intensity, achieved_flops, achieved_bw, precision, peak, bandwidth, bound, roof,
-                         achieved_flops / roof if roof else 0.0, source, seconds)
+        return RooflinePoint(0.0, 0.0, rates.bytes_per_s, precision, peak, bandwidth, "memory", bandwidth,
+                             rates.bytes_per_s / bandwidth, source, seconds)
+    bound = "memory" if bandwidth * rates.arithmetic_intensity < peak else "compute"
+    roof = attainable(rates.arithmetic_intensity, peak, bandwidth)
+    return RooflinePoint(rates.arithmetic_intensity, rates.flops_per_s, rates.bytes_per_s, precision, peak,
+                         bandwidth, bound, roof, rates.flops_per_s / roof if roof else 0.0, source, seconds)
 
 
 def classify(point: RooflinePoint | None = None, *, seconds_per_launch: float | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from engine import jsonrecord
 from engine.analysis.devices import DeviceCeilings
 from engine.analysis.ncu import NcuSummary
 from engine.analysis.record import StaticReport
@@ -27,6 +28,22 @@ class Finding:
     def render(self) -> str:
         where = f" ({self.kernel}" + (f", line {self.line}" if self.line else "") + ")" if self.kernel else ""
         return f"{self.title}{where}: {self.evidence}\n   Change: {self.suggestion}"
+
+
+@dataclass(frozen=True)
+class FeedbackRecord:
+    """The stored `feedback` diagnostic's data: the findings behind the text the next round was sent
+    (the text itself is the row's `text`, the class its `bottleneck`)."""
+
+    findings: list[str] = field(default_factory=list)  # the tools that fired, most severe first
+    details: list[Finding] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> FeedbackRecord:
+        return jsonrecord.from_json(cls, data)
 
 
 @dataclass

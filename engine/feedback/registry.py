@@ -2,7 +2,8 @@
 
 A tool is a function from `Diagnostics` to findings, registered with the bottleneck classes it
 serves; the candidate's class picks the tools that run (correctness and hazards serve every
-class). Unknown class: every tool runs.
+class). Unknown class: every tool runs. This module imports no tool: the tools import it to
+register, and the package (`engine.feedback`) imports the built-in ones.
 """
 
 from __future__ import annotations
@@ -38,19 +39,8 @@ def tool(name: str, serves: Iterable[Bottleneck] = ALL_CLASSES):
     return wrap
 
 
-def _load_builtin_tools() -> None:
-    from engine.feedback import (  # noqa: F401 - imported for their registrations
-        tools_compute,
-        tools_correctness,
-        tools_memory,
-        tools_parallelism,
-        tools_sync,
-        tools_warp,
-    )
-
-
 def all_tools() -> dict[str, Tool]:
-    _load_builtin_tools()
+    """Every registered tool by name (the built-in ones once `engine.feedback` is imported)."""
     return dict(TOOLS)
 
 

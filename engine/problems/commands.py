@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
@@ -53,6 +54,10 @@ def show_problem(slug: str,
         console.print(f"[red]{exc.args[0]}[/red]")
         raise typer.Exit(1) from exc
     console.print(f"[bold]{problem.title}[/bold] ({problem.kind}, {problem.source}) — {problem.description}")
+    for warning in problem.warnings:
+        console.print(f"[red]warning[/red] {escape(warning)}")
+    for note in problem.notes:
+        console.print(f"[yellow]note[/yellow] {escape(note)}")
     shown = problem.configs if hidden else problem.visible_configs
     with console.status("running the reference for its shapes …"):
         found, why = signatures(problem, probe=probe)
@@ -119,6 +124,8 @@ def import_problems(path: Path,
                       f"{len(problem.hidden_configs)} hidden) into {problem.folder}")
     for note in report.notes:
         console.print(f"[yellow]note[/yellow] {note}")
+    for warning in report.warnings:
+        console.print(f"[red]warning[/red] {escape(warning)}")
     for error in report.errors:
         console.print(f"[red]{'nothing to import' if error.cause == NO_PROBLEM else 'rejected'}[/red] {error}")
     if report.imported or len(report.errors) != 1 or report.errors[0].cause != NO_PROBLEM:

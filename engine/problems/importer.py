@@ -34,7 +34,8 @@ NOT_A_PROBLEM_FILE = "expected a KernelBench .py file, a C program (.c) or a pro
 class ImportReport:
     imported: list[Problem] = field(default_factory=list)
     errors: list[ProblemError] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # configurations replaced or dropped, and why
+    notes: list[str] = field(default_factory=list)  # "PATH: …": what was inferred, replaced or dropped, and why
+    warnings: list[str] = field(default_factory=list)  # "PATH: …": what limits judging candidates (rounding)
 
 
 def _slugify(text: str) -> str:
@@ -72,6 +73,7 @@ class _File:
         return sorted(wanted, key=lambda rc: rc[0] != "written")
 
     def notes(self) -> list[str]:
+        """Each configuration replaced or dropped, and a file with no batch size, as "PATH: why"."""
         notes = []
         for place in self.plan:
             for name, why in self.failed.get(place.role, []):
@@ -123,8 +125,9 @@ def _write_problem(file: _File, dest_root: Path) -> Path:
         f"source = {toml_value(file.origin)}",
         f"tags = {toml_value([file.origin])}",
         f"description = {toml_value(f'Imported from {file.path.name}.')}",
-        "",
     ]
+    notes = [n.removeprefix(f"{file.path}: ") for n in file.notes()]
+    lines += [f"notes = {toml_value(notes)}", ""] if notes else [""]
     for place in file.plan:
         if place.role not in file.chosen:
             continue
@@ -189,6 +192,7 @@ def _import_c(programs: list[Path], dest_root: Path, report: ImportReport, optio
     for program in programs:
         done = import_program(program, dest_root, options)
         report.notes += done.notes
+        report.warnings += done.warnings
         if done.problem is not None:
             report.imported.append(done.problem)
         else:

@@ -90,8 +90,11 @@ def _parse_configs(raw: list, toml_path: Path) -> tuple[Config, ...]:
             signature = Signature.from_json(signature) if signature is not None else None
         except (TypeError, ValueError, AttributeError) as exc:
             raise ProblemError(toml_path, f"configuration {name!r}: malformed signature ({exc})") from exc
+        rounding = entry.get("rounding_sensitive", [])
+        if not isinstance(rounding, list) or not all(isinstance(n, str) for n in rounding):
+            raise ProblemError(toml_path, f"configuration {name!r}: rounding_sensitive should be a list of names")
         configs.append(Config(name=name, params=dict(params), hidden=bool(entry.get("hidden", False)),
-                              signature=signature))
+                              signature=signature, rounding_sensitive=tuple(rounding)))
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
         raise ProblemError(toml_path, f"configuration names repeat: {names}")
@@ -147,6 +150,13 @@ def _check_expressions(problem: Problem, toml_path: Path) -> None:
                 raise ProblemError(toml_path, f"configuration {config.name!r}: {exc}") from exc
 
 
+def _words(meta: dict, key: str, toml_path: Path) -> tuple[str, ...]:
+    value = meta.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ProblemError(toml_path, f"field {key!r} should be a list of strings")
+    return tuple(value)
+
+
 def load_problem(folder: Path, source: str = "builtin") -> Problem:
     """Parse one problem folder; raises ProblemError naming the offending file."""
     folder = Path(folder)
@@ -179,6 +189,7 @@ def load_problem(folder: Path, source: str = "builtin") -> Problem:
         entry=meta.get("entry") if kind == "c" else None,
         args=_parse_args(meta.get("args", []), toml_path) if kind == "c" else (),
         inputs_path=inputs_path if inputs_path.is_file() else None,
+        notes=_words(meta, "notes", toml_path), warnings=_words(meta, "warnings", toml_path),
     )
     if kind == "c" and not problem.entry:
         raise ProblemError(toml_path, "a C problem needs `entry`, the reference function's name")

@@ -96,6 +96,7 @@ class Config:
     params: dict[str, int | float]
     hidden: bool = False
     signature: Signature | None = None
+    rounding_sensitive: tuple[str, ...] = ()  # outputs whose reference values change with rounding (found on import)
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,8 @@ class Problem:
     entry: str | None = None  # c problems
     args: tuple[CArg, ...] = ()
     inputs_path: Path | None = None
+    notes: tuple[str, ...] = ()  # what an import noticed and did about it, in words
+    warnings: tuple[str, ...] = ()  # what an import found that limits how candidates can be judged
 
     @property
     def reference_source(self) -> str:

@@ -3,8 +3,9 @@
 The layout is the trust boundary. `judge/` is the trusted side (inputs from seeds, the reference,
 comparisons, the clock, the verdict); `runner/` is what runs inside a candidate's sandbox and
 imports nothing from the trusted side; `wire/` is all the two share. Around them, in this folder:
-`evaluate` / `evaluate_many` (candidate source → one `EvaluationResult`), `pool` (the sandboxed
-processes), `prepare` (the job), `static_rules`, the result `records` and the `report`.
+`evaluate` / `evaluate_many` (candidate source → one `EvaluationResult`; `Verifier.evaluate_stream` takes
+candidates as they arrive and builds each at once), `pool` (the sandboxed processes), `prepare` (the job),
+`static_rules`, the result `records`, their `storage` as rows and the `report`.
 Exports load lazily, so importing the package pulls in nothing heavy.
 """
 

@@ -58,7 +58,7 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
     else:
         console.print(render(result, verbose=verbose))
     if store:
-        from db.evaluations import store_evaluation
+        from engine.verify.storage import store_evaluation
 
         candidate_id, evaluation_id = store_evaluation(result, problem_slug=found.slug, source=source,
                                                        language=language, origin="human")

@@ -1,7 +1,9 @@
 """The verification API: candidate source → one `EvaluationResult` with its verdict and evidence.
 
-`evaluate` runs one candidate; `evaluate_many` builds many in parallel on the CPU cores and feeds the
-GPU workers as builds finish, so compiling the next candidates overlaps timing the current one.
+`evaluate` runs one candidate; `evaluate_stream` takes candidates as they arrive (an LLM's replies, as
+each comes in), starts each one's build at once on the CPU cores and its worker job as soon as it is built
+and a slot is free, so compiling the next candidates overlaps timing the current one and nothing waits for
+the slowest reply; `evaluate_many` is the same for a list.
 Order of judgement: static rules → build → (no GPU and it needs one: `needs_gpu`) → worker job
 (correctness, runtime integrity checks, timing) → an implausible speedup is re-measured in a fresh
 worker and flagged for review. Every result that reached a worker carries where it ran (`host`), and a
@@ -14,25 +16,26 @@ import logging
 import os
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.build.candidate import CandidateBuild, build_candidate, language_of
-from engine.build.parallel import BuildRequest, build_executor, submit_build
+from engine.build.parallel import build_executor
 from engine.problems.model import Problem
 from engine.sandbox import boundary
 from engine.verify.entry_point import missing_entry
 from engine.verify.host import notes_for
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool, gpu_driver_present
-from engine.verify.prepare import SeedPlan, TimingOptions, cpu_notes, make_job
+from engine.verify.prepare import SeedPlan, TimingOptions, cpu_notes, make_job, rounding_caveat
 from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
 from engine.verify.static_rules import check_static
 
 LOG_CHARS = 30000
 log = logging.getLogger("refinery.sandbox")
 _NOISE = ("USDT:", "STAGE:", "[W kineto")  # profiler chatter in the worker log, not the candidate's
+IN_FLIGHT = 64  # candidates of one call waiting at once for their build or a worker slot (a thread each)
 
 
 def _clean_log(text: str) -> str:
@@ -89,6 +92,7 @@ class Verifier:
     pool: WorkerPool | None = None
     options: VerifyOptions = field(default_factory=VerifyOptions)
     settings: object = None
+    builder: Callable[..., CandidateBuild] = build_candidate  # (problem, source, language, **options), on the CPU
 
     def __post_init__(self) -> None:
         if self.settings is None:
@@ -128,9 +132,12 @@ class Verifier:
         return check_static(source, language, problem.dtype) if self.options.static_checks else []
 
     def build(self, problem: Problem, source: str, language: str) -> CandidateBuild:
+        return self.builder(problem, source, language, **self._build_options())
+
+    def _build_options(self) -> dict:
         gpu = self.has_gpu()
-        return build_candidate(problem, source, language, arch=self.settings.gpu_arch,
-                               cache_dir=self.settings.cache_dir / "build", prebuild_inline=gpu, with_baseline=gpu)
+        return {"arch": self.settings.gpu_arch, "cache_dir": self.settings.cache_dir / "build",
+                "prebuild_inline": gpu, "with_baseline": gpu}
 
     def early_verdict(self, problem: Problem, source: str, language: str, static: list[IntegrityFinding],
                       build: CandidateBuild | None) -> EvaluationResult | None:
@@ -247,6 +254,8 @@ class Verifier:
             shutil.rmtree(Path(job.scratch_dir), ignore_errors=True)
         result = self.finish(outcome, build, static)
         result.notes = list(result.notes) + cpu_notes(problem, job.device)
+        if result.verdict == Verdict.INCORRECT and (caveat := rounding_caveat(problem, result.configs)):
+            result.message = f"{result.message} — {caveat}"
         return self.recheck(problem, build, source, static, result)
 
     def _run_when_built(self, problem: Problem, source: str, static: list[IntegrityFinding],
@@ -255,27 +264,41 @@ class Verifier:
 
     def evaluate_many(self, problem: Problem, candidates: Sequence[tuple[str, str]]) -> list[EvaluationResult]:
         """(source, language) pairs → results in the same order; builds overlap the workers' jobs."""
-        pool = self.ensure_pool()
-        gpu = self.has_gpu()
-        statics = [self.static(problem, s, lang) for s, lang in candidates]
-        results: list[EvaluationResult | None] = [None] * len(candidates)
-        builds: dict[int, Future] = {}
-        options = {"arch": self.settings.gpu_arch, "cache_dir": self.settings.cache_dir / "build",
-                   "prebuild_inline": gpu, "with_baseline": gpu}
-        with build_executor() as executor:
-            for i, (source, language) in enumerate(candidates):
-                early = self.early_verdict(problem, source, language, statics[i], None)
-                if early is not None:
-                    results[i] = early
-                else:
-                    builds[i] = submit_build(executor, BuildRequest(problem, source, language), **options)
-            with ThreadPoolExecutor(max_workers=pool.size, thread_name_prefix="evaluate") as runner:
-                seeds = SeedPlan.fresh(problem, self.options.trials)
-                runs = {i: runner.submit(self._run_when_built, problem, candidates[i][0], statics[i], future, seeds)
-                        for i, future in builds.items()}
-                for i, run in runs.items():
-                    results[i] = run.result()
-        return [r for r in results if r is not None]
+        results = self.evaluate_stream(problem, ((i, s, lang) for i, (s, lang) in enumerate(candidates)))
+        return [results[i] for i in range(len(candidates))]
+
+    def evaluate_stream(self, problem: Problem, arrivals: Iterable[tuple[Hashable, str, str]]
+                        ) -> dict[Hashable, EvaluationResult]:
+        """(key, source, language) triples, taken as they come → results by key.
+
+        `arrivals` may block between items (an iterator fed by LLM replies as each completes): every candidate
+        taken is checked statically and its build started before the next is awaited, and its worker job
+        runs once it is built and a slot is free; only the return waits for the last one. All share one
+        seed plan. If taking an arrival raises (a stop, Ctrl-C), nothing queued starts, what runs ends, and
+        the exception goes on.
+        """
+        options: dict | None = None  # asked of the pool at the first build: a step of failed replies starts none
+        seeds = SeedPlan.fresh(problem, self.options.trials)
+        results: dict[Hashable, EvaluationResult] = {}
+        runs: dict[Hashable, Future] = {}
+        width = max(getattr(self.pool, "size", 1), IN_FLIGHT)
+        with build_executor() as builds, ThreadPoolExecutor(max_workers=width, thread_name_prefix="evaluate") as runner:
+            try:
+                for key, source, language in arrivals:
+                    static = self.static(problem, source, language)
+                    early = self.early_verdict(problem, source, language, static, None)
+                    if early is not None:
+                        results[key] = early
+                        continue
+                    options = options or self._build_options()
+                    build = builds.submit(self.builder, problem, source, language, **options)
+                    runs[key] = runner.submit(self._run_when_built, problem, source, static, build, seeds)
+                results.update({key: run.result() for key, run in runs.items()})
+            except BaseException:
+                builds.shutdown(wait=False, cancel_futures=True)
+                runner.shutdown(wait=False, cancel_futures=True)
+                raise
+        return results
 
 
 def evaluate(problem: Problem, source: str, language: str | None = None, *, pool: WorkerPool | None = None,

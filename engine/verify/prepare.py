@@ -54,6 +54,25 @@ def cpu_notes(problem: Problem, device: str) -> list[str]:
             f"CPU budget of {CPU_CHECK_MAX_FLOPS / 1e9:g} GFLOP; a GPU checks it)" for c in skipped]
 
 
+def rounding_caveat(problem: Problem, configs) -> str | None:
+    """For an `incorrect` verdict: where the first wrong configuration's mismatch is in an output whose reference
+    values change with rounding (found when the problem was imported), the words saying that the verdict cannot
+    tell a rounding difference from a bug there. `configs` are the verdict's ConfigResults."""
+    wrong = next((c for c in configs if not c.ok), None)
+    if wrong is None:
+        return None
+    try:
+        marked = problem.config(wrong.name).rounding_sensitive
+    except KeyError:
+        return None
+    array = (wrong.first_mismatch or "").split(" at ", 1)[0]
+    if not marked or (array and array not in marked):
+        return None
+    return (f"the reference's own {', '.join(marked)} on {wrong.name!r} change with rounding (found when the problem "
+            "was imported: ill-conditioned inputs), so this mismatch may be rounding, not a bug; the problem needs "
+            "other inputs (inputs.py) or a wider tolerance to judge it")
+
+
 @dataclass(frozen=True)
 class TimingOptions:
     min_trials: int = 30

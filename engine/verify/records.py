@@ -153,7 +153,7 @@ class EvaluationResult:
     load_seconds: float | None = None  # worker: module import/library load plus the first call (JIT compiles)
     worker_seconds: float | None = None  # worker: the whole job
     notes: list[str] = field(default_factory=list)
-    energy: dict | None = None  # judge: NVML joules per call, candidate and baseline (judge.energy)
+    energy: dict | None = None  # judge: NVML joules per call, candidate and baseline (an EnergyRecord.to_json())
     stage_seconds: dict = field(default_factory=dict)  # judge: seconds per stage (load, correctness, …)
     host: HostRecord | None = None  # pool: the cores it ran on and what else ran while it was timed
 

@@ -28,6 +28,7 @@ from engine.problems.cimport.numpy_init import translate
 from engine.problems.cimport.preprocess import parse
 from engine.problems.cimport.program import Analysis, analyse, calls, ids, written_in_text
 from engine.problems.cimport.reference import entry_name, entry_type, reference_text
+from engine.problems.cimport.rounding import RoundingCheck, checks_from, rounding_warning, twin_flags
 from engine.problems.cimport.sources import CProgram, SourceError, gather
 from engine.problems.cimport.writer import ArgRecord, ProblemRecord, write_problem
 from engine.problems.library import ProblemError, load_problem
@@ -61,6 +62,8 @@ class CImport:
     problem: Problem | None = None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what limits judging candidates: the program's rounding
+    rounding: dict[str, RoundingCheck] = field(default_factory=dict)  # per configuration, the reference's own drift
     seconds: dict[str, float] = field(default_factory=dict)  # the reference on the CPU, per configuration
     port_compiles: bool | None = None
     port_error: str = ""
@@ -248,11 +251,11 @@ def _probe_files(problem: Problem, runs) -> dict[str, bytes]:
     return files
 
 
-def _build(source: str, what: str) -> bytes:
+def _build(source: str, what: str, extra: tuple[str, ...] = ()) -> bytes:
     from engine.build.c import compile_c_library
 
     with tempfile.TemporaryDirectory() as cache:
-        build = compile_c_library(source, Path(cache))
+        build = compile_c_library(source, Path(cache), extra)
         if not build.ok:
             first = next((ln for ln in build.log.splitlines() if "error" in ln), build.log.strip()[:300])
             raise SourceError(f"{what} does not compile: {first}")
@@ -260,11 +263,14 @@ def _build(source: str, what: str) -> bytes:
 
 
 def _check(problem: Problem, runs) -> dict:
-    """The written problem run as the harness will, in the sandbox (engine.verify.runner.probe --c-check)."""
+    """The written problem run as the harness will, in the sandbox (engine.verify.runner.probe --c-check), beside
+    its twin built to round otherwise (`engine.problems.cimport.rounding`)."""
     from engine.problems.probe import _probe
 
     files = _probe_files(problem, runs)
     files["reference.so"] = _build(problem.reference_source, "the generated reference")
+    files["rounded.so"] = _build(problem.reference_source, "the generated reference, built to round otherwise",
+                                 twin_flags()[0])
     result, why = _probe(files, ["--c-check", "{scratch}"], CHECK_TIMEOUT_S)
     if result is None:
         raise SourceError(f"checking the imported problem failed: {why}")
@@ -368,7 +374,13 @@ def _import(result: CImport, dest_root: Path, options: ImportOptions) -> None:
             break
     _judge_check(checked, analysis)
     result.seconds = {n: c["seconds"] for n, c in checked.items() if c.get("seconds") is not None}
-    sensitive = {n: c["sensitive"] for n, c in checked.items() if c.get("sensitive")}
+    result.rounding = checks_from(checked)
+    warning = rounding_warning(analysis.kernel, result.rounding, problem.tolerance, twin_flags()[1])
+    if warning:
+        result.warnings.append(f"{result.path}: {warning}")
+        record.rounding = {n: c.sensitive for n, c in result.rounding.items() if c.sensitive}
+        record.tags.append("rounding-sensitive")
+    sensitive = {n: c["sensitive"] for n, c in checked.items() if c.get("sensitive") and n not in record.rounding}
     if sensitive:
         rtol, atol = problem.tolerance
         where = "; ".join(f"{n}: {', '.join(f'{k} ({v} elements)' for k, v in c.items())}"
@@ -382,12 +394,13 @@ def _import(result: CImport, dest_root: Path, options: ImportOptions) -> None:
         if why:
             notes.append(f"{result.path}: the CUDA port {why}; it is left out")
             record.port = None
-            problem = load_problem(write_problem(record, dest_root), source="import")
     ints = [a.name for a in analysis.args if a.is_array and not a.ctype.is_float and intents.get(a.name) != "out"]
     if ints:
         notes.append(f"{result.path}: integer inputs ({', '.join(ints)}) are the program's own on every check "
                      "(only floating-point inputs are scaled)")
-    result.problem = problem
+    record.notes = [n.removeprefix(f"{result.path}: ") for n in notes]
+    record.warnings = [w.removeprefix(f"{result.path}: ") for w in result.warnings]
+    result.problem = load_problem(write_problem(record, dest_root), source="import")
 
 
 def _port_problem(problem: Problem, runs, options: ImportOptions, result: CImport) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.problems.cimport.ctype import BYTES
@@ -44,6 +44,9 @@ class ProblemRecord:
     inputs: str
     port: str | None
     bytes_model: str | None = None
+    notes: list[str] = field(default_factory=list)  # what the import noticed, without the program's path
+    warnings: list[str] = field(default_factory=list)  # what limits judging candidates (rounding)
+    rounding: dict[str, tuple[str, ...]] = field(default_factory=dict)  # configuration -> outputs rounding moves
 
 
 def bytes_model(args: list[ArgRecord]) -> str | None:
@@ -63,7 +66,12 @@ def bytes_model(args: list[ArgRecord]) -> str | None:
 def problem_toml(record: ProblemRecord) -> str:
     lines = [f"title = {toml_value(record.title)}", 'kind = "c"', 'source = "import"',
              f"tags = {toml_value(record.tags)}", f"description = {toml_value(record.description)}",
-             f"dtype = {toml_value(record.dtype)}", f"entry = {toml_value(record.entry)}", ""]
+             f"dtype = {toml_value(record.dtype)}", f"entry = {toml_value(record.entry)}"]
+    if record.warnings:
+        lines.append(f"warnings = {toml_value(record.warnings)}")
+    if record.notes:
+        lines.append(f"notes = {toml_value(record.notes)}")
+    lines.append("")
     model = record.bytes_model or bytes_model(record.args)
     if model:
         lines += ["[model]", "# FLOPs are not counted for imported C programs; minimum bytes follow from the arrays",
@@ -77,7 +85,10 @@ def problem_toml(record: ProblemRecord) -> str:
         lines.append("")
     for name, hidden, params in record.configs:
         lines += ["[[configs]]", f"name = {toml_value(name)}", f"hidden = {toml_value(hidden)}",
-                  f"params = {toml_value(params)}", ""]
+                  f"params = {toml_value(params)}"]
+        if record.rounding.get(name):
+            lines.append(f"rounding_sensitive = {toml_value(list(record.rounding[name]))}")
+        lines.append("")
     if record.port is not None:
         lines += ["[[implementations]]", 'name = "naive"', 'file = "impls/naive.cu"', 'strategy = "naive"',
                   f"summary = {toml_value(NAIVE_SUMMARY)}", ""]

@@ -11,16 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 
-from engine.analysis.energy import EnergyMeasurement, EnergyUnavailable, compare_energy, measure_energy_of_loop
+from engine.analysis.energy import EnergyRecord, EnergyUnavailable, compare_energy, measure_energy_of_loop
 from engine.verify.judge.outcome import JobState
-
-
-def _side(measurement: EnergyMeasurement) -> dict:
-    data = asdict(measurement)
-    data.pop("device")
-    return data
 
 
 def _local_loop(fn: Callable[[int], object], sync: Callable[[], None]) -> Callable[[float], int]:
@@ -54,13 +47,14 @@ def record_energy(state: JobState, runner, config: str, seeds: list[int], baseli
 
     try:
         candidate = measure_energy_of_loop(candidate_loop, seconds)
-        record = {"device": candidate.device, "loop_seconds": seconds, "candidate": _side(candidate),
-                  "calls_reported_by": "the candidate's process"}
+        baseline = comparison = None
         if baseline_fn is not None:
             with torch.no_grad():
-                measured = measure_energy_of_loop(_local_loop(baseline_fn, sync), seconds)
-            record.update(baseline_name=baseline_name, baseline=_side(measured),
-                          comparison=asdict(compare_energy(candidate, measured)))
-        state.energy = record
+                baseline = measure_energy_of_loop(_local_loop(baseline_fn, sync), seconds)
+            comparison = compare_energy(candidate, baseline)
+        state.energy = EnergyRecord(device=candidate.device, loop_seconds=seconds, candidate=candidate,
+                                    calls_reported_by="the candidate's process",
+                                    baseline_name=baseline_name if baseline else None, baseline=baseline,
+                                    comparison=comparison).to_json()
     except EnergyUnavailable as exc:
         state.notes.append(f"energy not measured: {exc}")

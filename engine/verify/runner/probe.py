@@ -109,13 +109,41 @@ def _sensitivity(function, specs: list, values: dict, tolerance) -> dict:
     return moved
 
 
+def _copy(values: dict) -> dict:
+    return {k: (v.copy() if hasattr(v, "copy") else v) for k, v in values.items()}
+
+
+def _drift(specs: list, ours: dict, twin: dict, tolerance, into: dict) -> None:
+    """Fold into `into` how far each floating-point output of the twin build lies from the reference's on the
+    same inputs: name -> [elements beyond the tolerance (the most of any run), elements, largest difference, largest
+    relative difference]."""
+    import numpy as np
+
+    rtol, atol = tolerance
+    for s in specs:
+        if not (s.is_array and s.intent != "in" and ours[s.name].dtype.kind == "f"):
+            continue
+        a, b = ours[s.name].astype(np.float64), twin[s.name].astype(np.float64)
+        with np.errstate(all="ignore"):
+            diff = np.where((a == b) | (np.isnan(a) & np.isnan(b)), 0.0, np.abs(a - b))
+            beyond = int(np.count_nonzero(~(diff <= atol + rtol * np.abs(a))))
+            finite = np.nan_to_num(diff, nan=np.inf)
+            largest = float(finite.max()) if finite.size else 0.0
+            relative = float((finite / (np.abs(a) + (atol or 1e-300))).max()) if finite.size else 0.0
+        seen = into.setdefault(s.name, [0, 0, 0.0, 0.0])
+        into[s.name] = [max(seen[0], beyond), int(a.size), max(seen[2], largest), max(seen[3], relative)]
+
+
 def probe_c_check(folder: str) -> dict:
     """An imported C program's problem, end to end on the CPU. Per configuration: inputs.py's
     `own_initialisation` against the arrays the compiled program made (`before_*.npy`; arrays that differ
     between two generators are random and only counted), the library on the program's arrays against what
     its own kernel left (`after_*.npy`), then the library on `make_inputs` of each seed (outputs must be
-    finite), timed. With `"port": true` in spec.json the library is the CUDA port emulated on the CPU and
-    only its results are checked: run apart, so that a port that crashes cannot hide the reference's."""
+    finite), timed. Where `rounded.so` is there too (the same reference built to round otherwise: fused
+    multiply-adds, reordered sums), it runs beside the reference on the program's arrays and on each seed's, and
+    `rounding` says how far apart their outputs lie (`_drift`). With `"port": true` in spec.json the library is
+    the CUDA port emulated on the CPU and only its results are checked: run apart, so that a port that crashes
+    cannot hide the reference's."""
     import ctypes
     import runpy
 
@@ -129,18 +157,24 @@ def probe_c_check(folder: str) -> dict:
     module = runpy.run_path(str(base / "inputs.py"))
     scalars = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
     library = ctypes.CDLL(str(base / ("port.so" if port else "reference.so")))
+    twin_library = ctypes.CDLL(str(base / "rounded.so")) if not port and (base / "rounded.so").exists() else None
+    tolerance = spec.get("tolerance", (1e-7, 1e-9))
     results = {}
     for config in spec["configs"]:
         name, params = config["name"], config["params"]
         specs = [ArgSpec(**a) for a in config["args"]]
         out = {"init_mismatch": {}, "output_mismatch": {}, "non_finite": [], "random": [], "sensitive": {},
-               "seconds": None}
+               "rounding": {}, "seconds": None}
         results[name] = out
         stage = "inputs.py's own_initialisation"
         try:
             function = getattr(library, spec["entry"])
             function.restype = None
             function.argtypes = [ctypes.c_void_p if s.is_array else scalars[s.base_type] for s in specs]
+            twin = None
+            if twin_library is not None:
+                twin = getattr(twin_library, spec["entry"])
+                twin.restype, twin.argtypes = None, function.argtypes
             with np.errstate(all="ignore"):
                 own = module["own_initialisation"](dict(params), np.random.default_rng(1))
                 other = module["own_initialisation"](dict(params), np.random.default_rng(2))
@@ -162,7 +196,13 @@ def probe_c_check(folder: str) -> dict:
             complete = all((base / f"before_{name}_{s.name}.npy").exists() for s in specs if s.is_array)
             if complete and not port:
                 stage = "the reference on inputs a few units in the last place away"
-                out["sensitive"] = _sensitivity(function, specs, values, spec.get("tolerance", (1e-7, 1e-9)))
+                out["sensitive"] = _sensitivity(function, specs, values, tolerance)
+            if complete and twin is not None:
+                stage = "the reference built to round otherwise, on the program's own inputs"
+                ours, theirs = _copy(values), _copy(values)
+                _call_c(function, specs, ours)
+                _call_c(twin, specs, theirs)
+                _drift(specs, ours, theirs, tolerance, out["rounding"])
             stage = f"the {'port' if port else 'reference'} on the program's own inputs"
             if complete:
                 _call_c(function, specs, values)
@@ -178,7 +218,11 @@ def probe_c_check(folder: str) -> dict:
             seconds = []
             for seed in config["seeds"]:
                 values = make_inputs(specs, params, seed, str(base / "inputs.py"))
+                theirs = _copy(values) if twin is not None else None
                 seconds.append(_call_c(function, specs, values))
+                if theirs is not None:
+                    _call_c(twin, specs, theirs)
+                    _drift(specs, values, theirs, tolerance, out["rounding"])
                 out["non_finite"] += [s.name for s in specs if s.is_array and s.intent != "in"
                                       and values[s.name].dtype.kind == "f" and not np.isfinite(values[s.name]).all()]
             out["non_finite"] = sorted(set(out["non_finite"]))

@@ -1,0 +1,162 @@
+"""The stored diagnostics as typed records: each one round-trips through its JSON, rows stored by
+older code read with defaults for what they lack, and what a round stores reads back as the
+records that wrote it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from db.queries import CandidateDetail, DiagnosticView
+from engine import jsonrecord
+from engine.analysis.devices import match_device
+from engine.analysis.energy import EnergyComparison, EnergyMeasurement, EnergyRecord
+from engine.analysis.ncu import NcuKernel, NcuProfile
+from engine.analysis.ncu_record import NcuRecord, ncu_record
+from engine.analysis.record import StaticReport
+from engine.analysis.roofline import Bottleneck, Classification, RooflineRecord, roofline_point
+from engine.feedback.model import FeedbackRecord, Finding
+from engine.outcome import RoundOutcome
+from engine.reward import unified_reward
+from engine.stored import candidate_diagnostics, configs_of
+from engine.verify.records import EvaluationResult, Verdict
+
+RECORDED = Path(__file__).resolve().parents[1] / "assets" / "recorded"
+
+
+def _recorded_rows(kind: str) -> list[dict]:
+    rows = []
+    for path in sorted(RECORDED.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            for candidate in json.loads(line)["candidates"]:
+                rows += [d["data"] for d in candidate["diagnostics"] if d["kind"] == kind]
+    return rows
+
+
+def _through_json(record):
+    return type(record).from_json(json.loads(json.dumps(record.to_json())))
+
+
+@pytest.fixture(scope="module")
+def static() -> StaticReport:
+    return StaticReport.from_json(_recorded_rows("static")[0])
+
+
+def _measured(joules: float) -> EnergyMeasurement:
+    return EnergyMeasurement(joules_per_call=joules, seconds_per_call=1e-3, calls=500, seconds=0.5, joules=500 * joules,
+                             average_watts=joules * 1e3, idle_watts=80.0)
+
+
+def _ncu(static: StaticReport) -> NcuRecord:
+    kernel = static.kernels[0]
+    metrics = {"gpu__time_duration.sum": 2e-5, "dram__bytes_read.sum": 4e6, "dram__bytes_write.sum": 2e6,
+               "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 4096.0,
+               "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1024.0,
+               "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio": 12.5}
+    profile = NcuProfile(True, "", [NcuKernel(f"{kernel.name}(float *)", metrics)], 3.21, [], ["sm__x.sum"])
+    return ncu_record(profile, static.config, static)
+
+
+def _records(static: StaticReport) -> list:
+    point = roofline_point(1e6, 6e6, 2e-5, match_device("NVIDIA H200"), "fp32", "ncu")
+    return [
+        static,
+        RooflineRecord(point, Classification(Bottleneck.LATENCY, "18% of the memory roof"), "NVIDIA H200",
+                       ["a note"], "large"),
+        _ncu(static),
+        EnergyRecord("NVIDIA H200", 0.5, _measured(0.02), "the candidate's process", "eager", _measured(0.05),
+                     EnergyComparison(0.02, 0.05, 0.4, 0.03, 0.6)),
+        FeedbackRecord(["coalescing"], [Finding("coalescing", "memory/uncoalesced-access", "uncoalesced stores",
+                                                "32 sectors per request", "stage a tile", 0.8, 32.0, "k", 12)]),
+    ]
+
+
+def test_every_record_comes_back_from_its_json_unchanged(static) -> None:
+    for record in _records(static):
+        assert _through_json(record) == record, type(record).__name__
+
+
+def test_a_profiled_record_keeps_the_estimate_beside_the_measurement(static) -> None:
+    record = _ncu(static)
+    (row,) = record.static_vs_ncu
+    assert record.ok and record.metrics_refused == ["sm__x.sum"] and record.seconds == 3.21
+    assert row.kernel == static.kernels[0].name and row.ncu_ld == 4.0
+    assert record.to_json()["static_vs_ncu"][0]["ld_agree"] == row.ld_agree  # stored for other readers too
+    assert record.summary.top_stalls == [("long_scoreboard", 12.5)]
+
+
+def test_every_shipped_recording_reads_as_records() -> None:
+    statics, rooflines, feedback = (_recorded_rows(kind) for kind in ("static", "roofline", "feedback"))
+    assert statics and rooflines and feedback
+    for data in statics:
+        report = StaticReport.from_json(data)
+        assert report.features == data["features"] and len(report.kernels) == len(data["kernels"])
+        assert all(isinstance(k.launch.block, tuple) for k in report.kernels)
+        assert _through_json(report) == report
+    for data in rooflines:
+        record = RooflineRecord.from_json(data)
+        assert record.point.pct_of_roof == data["point"]["pct_of_roof"]
+        assert str(record.bottleneck) == data["classification"]["bottleneck"]
+    assert all(FeedbackRecord.from_json(d).details[0].tool == d["findings"][0] for d in feedback if d["findings"])
+
+
+def test_fields_a_row_was_stored_without_take_their_defaults() -> None:
+    roofline = RooflineRecord.from_json({"point": None, "notes": ["no timing"]})  # before `config`, no class
+    assert (roofline.config, roofline.classification, roofline.bottleneck) == (None, None, None)
+    ncu = NcuRecord.from_json({"ok": True, "seconds": 6.1, "config": "large",
+                               "summary": {"kernels": 1, "duration_s": 9.8e-5, "top_stalls": [["barrier", 2.0]]}})
+    assert ncu.metrics_refused == [] and ncu.static_vs_ncu == []
+    assert (ncu.summary.dram_bytes, ncu.summary.achieved_occupancy, ncu.summary.top_stalls) == (0.0, None,
+                                                                                               [("barrier", 2.0)])
+    energy = EnergyRecord.from_json({"reason": "energy not measured: NVML did not start"})
+    assert energy.candidate is None and energy.reason.startswith("energy not measured")
+    kernel = StaticReport.from_json({"kernels": [{"name": "k", "launch": {"block": [128, 1, 1]},
+                                                  "mix": {"total": 3, "global_load_widths": {"16": 2}}}]}).kernels[0]
+    assert (kernel.launch.block, kernel.launch.origin, kernel.branches, kernel.loops) == ((128, 1, 1), "assumed", [],
+                                                                                          [])
+    assert kernel.mix.global_load_widths == {16: 2}  # JSON's string keys back to the byte widths they were
+    (config,) = configs_of([{"name": "large", "ok": True, "candidate": {"median_us": 10.0}}])
+    assert (config.hidden, config.candidate.median_us, config.candidate.trials, config.baselines) == (False, 10.0, 0,
+                                                                                                      {})
+
+
+def test_keys_a_record_does_not_hold_are_dropped() -> None:
+    stored = {"kernel": "k", "static_ld": 4.0, "ncu_ld": 4.0, "ld_agree": True, "from_a_newer_engine": 1}
+    (row,) = NcuRecord.from_json({"ok": True, "static_vs_ncu": [stored]}).static_vs_ncu
+    assert (row.kernel, row.ld_agree, row.st_agree) == ("k", True, None)  # recomputed, not read
+
+
+@dataclass(frozen=True)
+class _Typed:
+    count: int
+    shape: tuple[int, int]
+    ratio: float = 1.0
+    tags: list[str] = field(default_factory=list)
+
+
+def test_values_of_the_wrong_type_read_as_empty_not_as_a_crash() -> None:
+    assert jsonrecord.from_json(_Typed, {"count": "many", "shape": [1, 2, 3], "ratio": None, "tags": "x"}) == \
+        _Typed(0, (0, 0), 0.0, [])
+    assert jsonrecord.from_json(_Typed, None) == _Typed(0, (0, 0))
+
+
+def test_a_rounds_stored_rows_read_back_as_the_records_that_wrote_them(static) -> None:
+    roofline, ncu, energy, feedback = _records(static)[1:]
+    result = EvaluationResult(Verdict.CORRECT, "correct", speedup=2.0, candidate_us=10.0, baseline_us=20.0)
+    outcome = RoundOutcome(result, unified_reward("correct", 2.0), static=static, roofline=roofline, ncu=ncu,
+                           energy=energy, feedback_text="1. stage a tile", findings=feedback.findings,
+                           finding_details=feedback.details, bottleneck="latency-bound")
+    views: dict[str, list[DiagnosticView]] = {}
+    for row in outcome.diagnostic_rows():
+        stored = json.loads(json.dumps(row.data))  # what the JSON column gives back
+        views.setdefault(row.kind, []).append(DiagnosticView(row.kind, row.bottleneck, stored, row.text))
+    detail = CandidateDetail(1, 1, "add-layernorm", 0, 0, None, 0, "library", None, "cuda", "", None, None, {}, None,
+                             None, None, None, None, views)
+    read = candidate_diagnostics(detail)
+    assert (read.static, read.roofline, read.ncu, read.energy, read.feedback) == (static, roofline, ncu, energy,
+                                                                                 feedback)
+    assert read.feedback_text == "1. stage a tile" and read.bottlenecks == {"roofline": "latency-bound",
+                                                                           "feedback": "latency-bound"}
