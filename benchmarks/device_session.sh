@@ -142,6 +142,7 @@ step_repeat() {
 
 step_polybench() {
   timeout "$(cap ${POLYBENCH_CAP:-300})" python3 benchmarks/polybench_import.py "$1" --verify \
+    ${POLYBENCH_ONLY:+--only $POLYBENCH_ONLY} \
     --json $OUT/polybench.json >> $OUT/polybench.log 2>&1
   note "polybench: exit $?, $(tail -3 $OUT/polybench.log | tr '\n' ' ' | cut -c1-240)"
 }

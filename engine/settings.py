@@ -71,7 +71,12 @@ class Settings(BaseSettings):
                     "cores are usable (else shared, and each result says so); 'off' pins nothing; or a list "
                     "such as '3' or '6-7'.")
     timing_min_trials: int = Field(default=30, ge=3, description="Timed calls at least, per side.")
-    timing_min_seconds: float = Field(default=1.0, ge=0, description="Seconds of timed calls at least, per side.")
+    timing_min_seconds: float = Field(default=1.0, ge=0, description="Seconds of timed calls (all sides together) "
+                                      "unless every median is known to timing_target_ci sooner.")
+    timing_target_ci: float = Field(default=0.005, ge=0, lt=1, description="Timing stops early once the candidate's "
+                                    "and every baseline's median is known to this (half-width of its 95 % confidence "
+                                    "interval, relative), after timing_min_trials and three blocks a side; 0 times "
+                                    "for timing_min_seconds always.")
     timing_max_trials: int = Field(default=1000, ge=3, description="Timed calls at most, per side.")
     suspicious_speedup: float = Field(
         default=10.0, gt=1.0, description="A speedup above this is re-measured in a fresh process and flagged for a "

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from engine.sandbox.programs import is_secret, python_env
-from engine.verify.judge.clock import Block, corroborate
+from engine.verify.judge.clock import Block, alternate_blocks, block_plan, corroborate, median_ci
 from engine.verify.judge.correctness import compare, same_values
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, TimingStats, Verdict
@@ -125,6 +125,35 @@ def test_work_on_a_hidden_stream_shows_on_the_judges_clock():
     baseline = _blocks(claimed_us=50.0, clock_us=70.0)
     escaped = _blocks(claimed_us=5.0, clock_us=600.0)  # the events saw a launch, the device ran for 580 µs more
     assert not corroborate(escaped, baseline, round_trip_us=50.0).ok
+
+
+def test_the_medians_confidence_interval_narrows_with_more_trials_and_widens_with_noise():
+    import random
+
+    rng = random.Random(0)
+    steady = [100.0 + rng.gauss(0, 0.2) for _ in range(400)]
+    noisy = [100.0 + rng.gauss(0, 20.0) for _ in range(400)]
+    assert median_ci(steady[:9]) == math.inf
+    assert median_ci(steady) < median_ci(steady[:40]) < 0.005
+    assert median_ci(noisy) > 0.005
+
+
+def test_timing_stops_once_both_medians_are_precise_and_runs_the_whole_plan_when_they_are_not():
+    import random
+
+    rng = random.Random(1)
+
+    def side(sigma: float):
+        return lambda count: Block([100.0 + rng.gauss(0, sigma) for _ in range(count)], 100.0 * count)
+
+    plan = block_plan(600, 0.005)
+    assert len(plan) == 12 and sum(plan) == 600 and block_plan(600, 0.0) == [200, 200, 200]
+    mine, theirs = alternate_blocks(plan, side(0.2), lambda n: {"eager": side(0.2)(n)}, 30, 0.005)
+    assert len(mine) == 3 and len(theirs["eager"]) == 3  # three blocks a side, then precise: stopped
+    mine, theirs = alternate_blocks(plan, side(0.2), lambda n: {"eager": side(40.0)(n)}, 30, 0.005)
+    assert len(mine) == 12 and sum(len(b.times_us) for b in theirs["eager"]) == 600  # a noisy baseline: all of it
+    mine, _ = alternate_blocks(block_plan(600, 0.0), side(0.2), lambda n: {}, 30, 0.0)
+    assert [len(b.times_us) for b in mine] == [200, 200, 200]
 
 
 def test_worker_environment_is_an_allow_list_without_secrets(monkeypatch):

@@ -81,11 +81,12 @@ class TimingOptions:
     max_seconds: float = 10.0
     flush_bytes: int = 256 * 2**20
     energy_seconds: float = 0.0
+    target_ci: float = 0.0
 
     @classmethod
     def from_settings(cls, settings) -> TimingOptions:
         return cls(settings.timing_min_trials, settings.timing_min_seconds, settings.timing_max_trials,
-                   energy_seconds=settings.energy_seconds)
+                   energy_seconds=settings.energy_seconds, target_ci=settings.timing_target_ci)
 
 
 def new_seed() -> int:
@@ -175,7 +176,8 @@ def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, 
         timing_spec = TimingSpec(chosen.name, seeds.timing, timing.min_trials, timing.min_seconds, timing.max_trials,
                                  timing.max_seconds, timing.flush_bytes, baselines,
                                  energy_seconds=timing.energy_seconds if device == "cuda" else 0.0,
-                                 also=_also_timed(problem, run_configs, chosen) if time_all else [])
+                                 also=_also_timed(problem, run_configs, chosen) if time_all else [],
+                                 target_ci=timing.target_ci)
     rtol, atol = problem.tolerance
     own = list(build.kernel_names) + (triton_kernel_names(source) if build.flavor == "triton" else [])
     job = Job(kind=problem.kind, device=device, candidate_source=source, candidate_language=build.language,

@@ -31,7 +31,6 @@ from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 
 SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
 REFERENCE_CACHE_BYTES = 8 * 2**30
-TIMING_BLOCKS = 3
 _answers: OrderedDict[tuple, dict] = OrderedDict()  # (reference digest, params, seed) → output arrays
 
 
@@ -241,13 +240,11 @@ class CJudge:
         sides = 1 + len(same_clock)
         trials = math.ceil(spec_t.min_seconds / max(per_trial / 1e6, 1e-7) / sides)
         trials = max(spec_t.min_trials, min(spec_t.max_trials, trials))
-        trials = max(TIMING_BLOCKS, min(trials, int(spec_t.max_seconds / max(per_trial / 1e6, 1e-7) / sides)))
-        candidate_blocks, baseline_blocks = [], {name: [] for name in same_clock}
-        for b in range(TIMING_BLOCKS):
-            count = trials // TIMING_BLOCKS + (1 if b < trials % TIMING_BLOCKS else 0)
-            candidate_blocks.append(self.runner_block(spec, seeds, count, warmup=0))
-            for name, block in self.judge_block(same_clock, self.device, count, warmup=0).items():
-                baseline_blocks[name].append(block)
+        trials = max(clock.MIN_BLOCKS, min(trials, int(spec_t.max_seconds / max(per_trial / 1e6, 1e-7) / sides)))
+        candidate_blocks, baseline_blocks = clock.alternate_blocks(
+            clock.block_plan(trials, spec_t.target_ci), lambda count: self.runner_block(spec, seeds, count, warmup=0),
+            lambda count: self.judge_block(same_clock, self.device, count, warmup=0), spec_t.min_trials,
+            spec_t.target_ci)
         if self.cuda and cpu:  # a C reference at a GPU-sized configuration can take seconds a call: a few calls
             few = max(1, min(10, int(5e6 / max(per_trial, 1.0))))
             for name, block in self.judge_block(cpu, "cpu", few, warmup=0).items():

@@ -12,7 +12,10 @@ claim is not corroborated and the result is an integrity violation.
 
 from __future__ import annotations
 
+import math
+import statistics
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engine.verify.judge.session import RunnerSession, float_list
@@ -25,6 +28,9 @@ OVERHEAD_ALLOWANCE = {"cuda-events": 0.5, "perf-counter": 1.5}  # of the loop's 
 ABSOLUTE_ALLOWANCE_US = {"cuda-events": 25.0, "perf-counter": 60.0}  # per trial: scheduling noise
 PER_BLOCK_ALLOWANCE_US = 1000.0  # per block: serialising the reply, allocator growth, a descheduled process
 MIN_TRIALS_PER_BLOCK = 10  # below this, per-block noise swamps a trial: recorded, not decided
+MIN_BLOCKS = 3  # per side, alternating: drift (clocks, temperature) shows between blocks, not inside one
+MAX_BLOCKS = 12
+TRIALS_PER_BLOCK = 50  # when the policy allows that many: small blocks let timing stop once it is precise
 
 
 @dataclass
@@ -106,3 +112,56 @@ def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: 
         samples = timing.measure({name: fn}, policy, device, flush_bytes, warmup=warmup, cross_check=False)
         blocks[name] = Block(samples[name].times_us, (time.perf_counter() - started) * 1e6)
     return blocks
+
+
+def median_ci(times_us: list[float]) -> float:
+    """The half-width of the median's 95 % confidence interval, relative to the median.
+
+    Distribution-free (order statistics around the middle rank), so the long right tail kernel timings
+    have does not need a model; infinite below ten samples.
+    """
+    n = len(times_us)
+    if n < 10:
+        return math.inf
+    ordered = sorted(times_us)
+    spread = 1.96 * math.sqrt(n) / 2
+    low, high = max(0, math.floor(n / 2 - spread)), min(n - 1, math.ceil(n / 2 + spread))
+    median = statistics.median(ordered)
+    return (ordered[high] - ordered[low]) / 2 / median if median > 0 else math.inf
+
+
+def block_plan(trials: int, target_ci: float) -> list[int]:
+    """Trials per block for `trials` per side: three blocks when timing runs to the end, more and smaller
+    ones (at least TRIALS_PER_BLOCK each) when it may stop early on precision."""
+    blocks = MIN_BLOCKS if target_ci <= 0 else max(MIN_BLOCKS, min(MAX_BLOCKS, trials // TRIALS_PER_BLOCK))
+    return [trials // blocks + (1 if b < trials % blocks else 0) for b in range(blocks)]
+
+
+def precise_enough(sides: Iterable[list[float]], blocks_done: int, min_trials: int, target_ci: float) -> bool:
+    """Whether every side's median is known to `target_ci` after at least MIN_BLOCKS blocks and
+    `min_trials` trials each (0: never: time everything the policy asked for)."""
+    if target_ci <= 0 or blocks_done < MIN_BLOCKS:
+        return False
+    return all(len(times) >= min_trials and median_ci(times) <= target_ci for times in sides)
+
+
+def alternate_blocks(plan: list[int], candidate: Callable[[int], Block], baselines: Callable[[int], dict[str, Block]],
+                     min_trials: int, target_ci: float) -> tuple[list[Block], dict[str, list[Block]]]:
+    """Candidate and baseline blocks in alternating order (drift falls on both sides alike), stopping
+    once every median is precise enough."""
+    mine: list[Block] = []
+    theirs: dict[str, list[Block]] = {}
+    for b, count in enumerate(plan):
+        if b % 2 == 0:
+            mine.append(candidate(count))
+            for name, block in baselines(count).items():
+                theirs.setdefault(name, []).append(block)
+        else:
+            for name, block in baselines(count).items():
+                theirs.setdefault(name, []).append(block)
+            mine.append(candidate(count))
+        sides = [[t for blk in mine for t in blk.times_us]]
+        sides += [[t for blk in blocks for t in blk.times_us] for blocks in theirs.values()]
+        if precise_enough(sides, b + 1, min_trials, target_ci):
+            break
+    return mine, theirs

@@ -55,6 +55,7 @@ class TimingSpec:
     input_sets: int = 2  # timing rotates this many fresh input sets (no caching on one input)
     energy_seconds: float = 0.0  # NVML loop per side after timing (GPU only; 0: no energy reading)
     also: list[str] = field(default_factory=list)  # other configurations timed too (shown, not the headline)
+    target_ci: float = 0.0  # stop once every side's median is known to this (relative 95 % CI); 0: time it all
 
 
 @dataclass

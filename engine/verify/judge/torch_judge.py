@@ -28,7 +28,6 @@ from engine.verify.wire.profiling import profile_call
 
 TF32_FLAGS = ("allow_tf32", "float32_matmul_precision")
 PLAIN_TENSOR_CLASSES = ("Tensor", "Parameter")
-TIMING_BLOCKS = 3
 CALIBRATION_TRIALS = 3
 
 
@@ -284,7 +283,7 @@ class TorchJudge:
         by_time = math.ceil(t.min_seconds / max(per_trial_s, 1e-7) / max(1, len(baseline) + 1))
         trials = max(t.min_trials, min(t.max_trials, by_time))
         cap = int(t.max_seconds / max(per_trial_s, 1e-7) / max(1, len(baseline) + 1))
-        return max(TIMING_BLOCKS, min(trials, max(cap, TIMING_BLOCKS)))
+        return max(clock.MIN_BLOCKS, min(trials, max(cap, clock.MIN_BLOCKS)))
 
     def time(self) -> None:
         """The headline timing on the timed configuration, then the others asked for (shown beside it; the
@@ -304,18 +303,10 @@ class TorchJudge:
         calibration = self.runner_block(spec, seeds, CALIBRATION_TRIALS, warmup=2)
         base_calibration = self.judge_block(fns, CALIBRATION_TRIALS, warmup=2)
         trials = self.trial_count(calibration, base_calibration)
-        per_block = [trials // TIMING_BLOCKS + (1 if b < trials % TIMING_BLOCKS else 0) for b in range(TIMING_BLOCKS)]
-        candidate_blocks: list[clock.Block] = []
-        baseline_blocks: dict[str, list[clock.Block]] = {name: [] for name in fns}
-        for b, count in enumerate(per_block):
-            order = ["candidate", "baselines"] if b % 2 == 0 else ["baselines", "candidate"]
-            for side in order:
-                if side == "candidate":
-                    final = b == len(per_block) - 1
-                    candidate_blocks.append(self.runner_block(spec, seeds, count, warmup=0, snapshot=final))
-                else:
-                    for name, block in self.judge_block(fns, count, warmup=0).items():
-                        baseline_blocks[name].append(block)
+        candidate_blocks, baseline_blocks = clock.alternate_blocks(
+            clock.block_plan(trials, spec_t.target_ci),
+            lambda count: self.runner_block(spec, seeds, count, warmup=0, snapshot=True),
+            lambda count: self.judge_block(fns, count, warmup=0), spec_t.min_trials, spec_t.target_ci)
         self.check_timed_outputs(spec, seeds)
         reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, self.runner.rtt_s * 1e6,
