@@ -376,3 +376,18 @@ def test_a_hidden_timed_configuration_is_never_the_one_profiled():
     problem = get_problem("matmul-fp16")
     assert profile_config(problem, "odd-shape", 300.0) == "large"  # odd-shape is hidden: the largest visible fits
     assert profile_config(problem, "odd-shape", None) == "large"
+
+
+def test_a_c_candidate_runs_once_for_the_profiler_in_its_sandbox(tmp_path, refinery_home):
+    """The run-once folder is ours; the runner in it writes its own copy of the library (a name clash
+    made every C candidate's ncu profile fail with 'Permission denied' on a sandbox of its own user)."""
+    from engine.problems import load_problem
+    from engine.verify.once import run_once
+    from engine.verify.prepare import write_run_once_folder
+
+    problem = load_problem(Path(__file__).parent / "cheats" / "problems" / "c" / "scale-small")
+    impl = next(i for i in problem.implementations if i.device == "cpu")
+    folder = write_run_once_folder(problem, impl.path.read_text(), "c", tmp_path / "once", repeats=3, device="cpu")
+    done = run_once(folder, timeout_s=120, gpu=False)
+    summary = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    assert done.returncode == 0 and summary["ok"] and summary["repeats"] == 3, done.stderr.decode()[-2000:]

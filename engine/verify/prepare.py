@@ -197,6 +197,9 @@ def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, 
     return job
 
 
+RUN_ONCE_LIBRARY = "built.so"
+
+
 def write_run_once_folder(problem: Problem, source: str, language: str, folder: Path, *, config: str | None = None,
                           repeats: int = 5, device: str = "cuda") -> Path:
     """Build the candidate and fill `folder` with what `python -m engine.verify.runner.run_once FOLDER`
@@ -219,7 +222,8 @@ def write_run_once_folder(problem: Problem, source: str, language: str, folder: 
             "repeats": repeats}
     (folder / "job.json").write_text(json.dumps(plan, indent=1))
     if build.library is not None:
-        shutil.copyfile(build.library, folder / "candidate.so")
+        # not candidate.so: the runner writes that name itself, in a folder it owns (this file is ours)
+        shutil.copyfile(build.library, folder / RUN_ONCE_LIBRARY)
     if build.extensions_dir is not None and Path(build.extensions_dir).is_dir():
         shutil.copytree(build.extensions_dir, folder / "ext", dirs_exist_ok=True)
     return folder

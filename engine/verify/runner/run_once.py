@@ -5,7 +5,7 @@ same sandbox as a runner, so it does only what the kernels need: load the candid
 does, make the inputs of the job's seed, call once to warm up (JIT compiles, lazy loads), then
 `repeats` calls inside an NVTX range named `run_once` (`ncu --nvtx --nvtx-include "run_once/"`
 profiles just those). FOLDER holds `job.json` (written by `engine.verify.prepare.write_run_once_folder`),
-and the candidate's library (`candidate.so`) or its load_inline build (`ext/`). It prints one JSON
+and the candidate's library (`built.so`) or its load_inline build (`ext/`). It prints one JSON
 line: {"ok", "config", "repeats", "seconds_per_call", "error"}.
 """
 
@@ -40,7 +40,7 @@ def _candidate(folder: Path, plan: dict):
         return TorchCandidate(spec, folder, ProcessGuard(), extensions)
     from engine.verify.runner.c_candidate import CCandidate
 
-    return CCandidate(spec, folder, (folder / "candidate.so").read_bytes())
+    return CCandidate(spec, folder, (folder / "built.so").read_bytes())  # prepare.RUN_ONCE_LIBRARY
 
 
 def run(folder: Path) -> dict:
