@@ -78,6 +78,22 @@ class Value:
         return self.ctype in FLOATS
 
 
+def base_and_indices(node: c_ast.Node) -> tuple[str | None, list[c_ast.Node | None]]:
+    """The variable under `A[i][j]`, `(*B)[r][s]` or `*p` (None if it is not a plain name) and the index
+    expressions outermost first, None for a dereference."""
+    indices: list[c_ast.Node | None] = []
+    while True:
+        if isinstance(node, c_ast.ArrayRef):
+            indices.insert(0, node.subscript)
+            node = node.name
+        elif isinstance(node, c_ast.UnaryOp) and node.op == "*":
+            indices.insert(0, None)
+            node = node.expr
+        else:
+            break
+    return (node.name if isinstance(node, c_ast.ID) else None), indices
+
+
 def rank(ctype: str) -> int:
     return RANKS.index(ctype) if ctype in RANKS else RANKS.index("int")
 
@@ -172,23 +188,14 @@ class Expressions:
 
     def access(self, node: c_ast.Node) -> tuple[Var, list[str]]:
         """The array variable and index texts of `A[i][j]`, `(*B)[r][s]` or `*p`."""
-        indices: list[c_ast.Node | str] = []
-        while True:
-            if isinstance(node, c_ast.ArrayRef):
-                indices.insert(0, node.subscript)
-                node = node.name
-            elif isinstance(node, c_ast.UnaryOp) and node.op == "*":
-                indices.insert(0, "0")
-                node = node.expr
-            else:
-                break
-        if not isinstance(node, c_ast.ID) or self.scope.get(node.name, Var("", "", "scalar")).kind != "array":
+        name, indices = base_and_indices(node)
+        if name is None or self.scope.get(name, Var("", "", "scalar")).kind != "array":
             raise Untranslatable(f"an access through something that is not an array variable{where(node)}")
-        var = self.scope[node.name]
+        var = self.scope[name]
         texts = []
         for index in indices:
-            if isinstance(index, str):
-                texts.append(index)
+            if index is None:  # `*p`: its first element
+                texts.append("0")
                 continue
             value = self.number(index)
             if value.is_float:

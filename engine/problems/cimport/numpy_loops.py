@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast, c_generator
 
-from engine.problems.cimport.numpy_expr import MATH, RANDOM
+from engine.problems.cimport.numpy_expr import MATH, RANDOM, base_and_indices
 
 _GEN = c_generator.CGenerator()
 
@@ -74,20 +74,6 @@ def assigns(node: c_ast.Node | None, name: str) -> bool:
             and node.expr.name == name:
         return True
     return any(assigns(child, name) for _, child in node.children())
-
-
-def base_and_indices(node: c_ast.Node) -> tuple[str | None, list[c_ast.Node | None]]:
-    indices: list[c_ast.Node | None] = []
-    while True:
-        if isinstance(node, c_ast.ArrayRef):
-            indices.insert(0, node.subscript)
-            node = node.name
-        elif isinstance(node, c_ast.UnaryOp) and node.op == "*":
-            indices.insert(0, None)
-            node = node.expr
-        else:
-            break
-    return (node.name if isinstance(node, c_ast.ID) else None), indices
 
 
 def _index_text(indices: list[c_ast.Node | None]) -> tuple[str, ...]:
