@@ -139,16 +139,24 @@ def _command_line(pid: int) -> str:
 
 
 def _sandbox_processes() -> list[int]:
+    """Sandboxed processes this test process started that are still alive: those in a job cgroup it made
+    (named after its pid; a process cannot leave its cgroup), or, where there is no job cgroup, any in the
+    sandbox's uid range (then another verifier running on this machine at the same time would count too)."""
     from engine.sandbox.launch import UID_BASE, UID_SPAN
 
+    ours = f"/job-{os.getpid()}-"
     found = []
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if UID_BASE <= os.stat(f"/proc/{entry}").st_uid < UID_BASE + UID_SPAN:
+        if not entry.isdigit():
+            continue
+        try:
+            if boundary().cgroup is not None:
+                if ours in Path(f"/proc/{entry}/cgroup").read_text():
                     found.append(int(entry))
-            except OSError:
-                continue
+            elif UID_BASE <= os.stat(f"/proc/{entry}").st_uid < UID_BASE + UID_SPAN:
+                found.append(int(entry))
+        except OSError:
+            continue
     return found
 
 

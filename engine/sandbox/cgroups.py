@@ -5,6 +5,10 @@ RLIMIT_NPROC counts a user's processes everywhere; a control group counts the jo
 job. Both hierarchies are handled: cgroup v2 (one folder with memory.max and pids.max) and v1
 (one folder under the memory controller and one under pids). Where neither can be written (no
 root, a read-only /sys/fs/cgroup) `JobCgroup.create` returns None and the caller says so.
+
+The group also counts the CPU time of everything in the job (v2: cpu.stat, always there; v1: a folder
+under cpuacct, where that controller is mounted), which the judge reads to tell a candidate's own work
+from waiting for a core (`engine.sandbox.accounting`).
 """
 
 from __future__ import annotations
@@ -96,6 +100,22 @@ def _v1_parents() -> tuple[Path, Path] | None:
     return parents[0], parents[1]
 
 
+def _v1_cpu_folder(name: str) -> Path | None:
+    """A job folder under the v1 cpuacct controller, or None where it is not mounted or not writable
+    (the job then runs without CPU accounting; its limits do not depend on it)."""
+    mount = CGROUP_ROOT / "cpuacct"
+    if not _writable_dir(mount):
+        return None
+    for base in (mount / _own_path("cpuacct").lstrip("/"), mount):
+        folder = base / GROUP_NAME / name
+        try:
+            folder.mkdir(parents=True)
+            return folder
+        except OSError:
+            continue
+    return None
+
+
 def availability() -> str | None:
     """'v2', 'v1' or None: which kind of job cgroup this process can make."""
     if _v2_parent() is not None:
@@ -111,11 +131,13 @@ class JobCgroup:
 
     version: str
     folders: list[Path] = field(default_factory=list)
+    cpu_folder: Path | None = None  # v1 only: the job's folder under cpuacct (v2 counts in folders[0])
 
     @classmethod
     def create(cls, memory_mb: int, processes: int) -> JobCgroup | None:
         name = f"job-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         parent = _v2_parent()
+        group = None
         try:
             if parent is not None:
                 folder = parent / name
@@ -132,22 +154,39 @@ class JobCgroup:
             memory, pids = parents[0] / name, parents[1] / name
             memory.mkdir()
             pids.mkdir()
-            group = cls("v1", [memory, pids])
+            group = cls("v1", [memory, pids], _v1_cpu_folder(name))
             (memory / "memory.limit_in_bytes").write_text(str(memory_mb * 2**20))
             with contextlib.suppress(OSError):  # no swap accounting on this kernel: the RAM limit still holds
                 (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_mb * 2**20))
             (pids / "pids.max").write_text(str(processes))
             return group
         except OSError:
+            if group is not None:
+                group.close()
             return None
 
+    @property
+    def procs_files(self) -> list[Path]:
+        """Every cgroup.procs a process of the job is written to, before it runs anything."""
+        extra = [self.cpu_folder] if self.cpu_folder is not None else []
+        return [folder / "cgroup.procs" for folder in [*self.folders, *extra]]
+
+    def cpu_usage(self) -> tuple[Path, str] | None:
+        """The file with the whole job's CPU time and how to read it: ('cpu.stat' path, 'v2') or
+        ('cpuacct.usage' path, 'v1'); None where this machine does not count it."""
+        if self.version == "v2":
+            return self.folders[0] / "cpu.stat", "v2"
+        if self.cpu_folder is not None:
+            return self.cpu_folder / "cpuacct.usage", "v1"
+        return None
+
     def add(self, pid: int) -> None:
-        for folder in self.folders:
-            (folder / "cgroup.procs").write_text(str(pid))
+        for procs in self.procs_files:
+            procs.write_text(str(pid))
 
     def pids(self) -> set[int]:
         members: set[int] = set()
-        for folder in self.folders:
+        for folder in [*self.folders, *([self.cpu_folder] if self.cpu_folder else [])]:
             with contextlib.suppress(OSError, ValueError):
                 members |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
         return members
@@ -191,7 +230,7 @@ class JobCgroup:
     def close(self) -> None:
         """Kill what is left and remove the folders."""
         self.kill_all()
-        for folder in self.folders:
+        for folder in [*self.folders, *([self.cpu_folder] if self.cpu_folder else [])]:
             for _ in range(20):
                 try:
                     folder.rmdir()

@@ -187,7 +187,7 @@ def _plan(spec: SandboxSpec, where: Boundary, cgroup: JobCgroup | None) -> _Plan
                        *[m.source for m in spec.mounts if m.writable]):
             os.chown(folder, uid, uid)
     rlimits = spec.limits.rlimits(whole_job_memory=cgroup is not None, gpu=spec.gpu)
-    procs = [str(f / "cgroup.procs") for f in cgroup.folders] if cgroup else []
+    procs = [str(f) for f in cgroup.procs_files] if cgroup else []
     if where.namespaced:
         prefix, fds, info_read = _bwrap_args(spec, where, uid)
         argv = launcher_argv(procs, rlimits, [*prefix, *spec.argv], spec.cpus)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.sandbox import JobLimits, Mount, SandboxProcess, SandboxSpec, boundary, spawn
+from engine.sandbox.accounting import open_job_meters
 from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
 from engine.verify.cores import CoreReservation, SlotCores
 from engine.verify.host import HostRecord, HostWatch
@@ -366,12 +367,19 @@ class Slot:
                watch: HostWatch) -> JobOutcome:
         sizes, payload = _artifacts(job)
         judge = self.judge
+        meters = open_job_meters(runner.job, int(hello.get("pid", 0) or 0))
+        message = {"op": "job", "job": job.to_json(), "blobs": sizes}
+        if meters is not None:
+            message["meters"] = meters.layout
         try:
-            judge.channel.send({"op": "job", "job": job.to_json(), "blobs": sizes}, payload=payload,
-                               fds=(runner.channel.sock.fileno(),))
+            judge.channel.send(message, payload=payload,
+                               fds=(runner.channel.sock.fileno(), *(meters.fds if meters else ())))
         except OSError as exc:
             self.restart_judge()
             return JobOutcome("start_failed", detail=f"the judge did not take the job: {exc}")
+        finally:
+            if meters is not None:
+                meters.close()  # the judge holds its own copies
         runner.channel.close()  # the judge holds the runner's socket now
         runner.channel = None
         message, timed_out = self._await_result(judge, runner, started + timeout_s, watch)

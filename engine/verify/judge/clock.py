@@ -8,6 +8,10 @@ beyond the claimed event times is the loop's own overhead per trial (L2 flush, e
 Python), the same as the baseline's. What is left over is time the events did not see: a patched
 timer, a forged reply, or work running outside the timed stream. Above an allowance for noise, the
 claim is not corroborated and the result is an integrity violation.
+
+Where the kernel counts it (`engine.verify.judge.meters`), the time either process spent waiting for a
+core that its own job did not take is left out of both sides first: on a loaded machine that wait, not
+the candidate, is most of the noise.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from engine.verify.judge import meters
 from engine.verify.judge.session import RunnerSession, float_list
 from engine.verify.wire import timing
 
@@ -25,6 +30,8 @@ CLAIM_ALLOWANCE = {"cuda-events": 0.25, "perf-counter": 0.5}  # of the claimed t
 # blocks; on a CPU the host clock also counts the moments the process was not running
 OVERHEAD_ALLOWANCE = {"cuda-events": 0.5, "perf-counter": 1.5}  # of the loop's own overhead: on a CPU the
 # candidate's and the judge's processes share the cores, so the runner's loop costs more than the judge's
+METERED_OVERHEAD_ALLOWANCE = {"cuda-events": 0.5, "perf-counter": 1.0}  # the same, where the kernel's count of
+# waiting for a core was left out of both sides (honest runners on a loaded 2-core machine: 0.35 at most)
 ABSOLUTE_ALLOWANCE_US = {"cuda-events": 25.0, "perf-counter": 60.0}  # per trial: scheduling noise
 PER_BLOCK_ALLOWANCE_US = 1000.0  # per block: serialising the reply, allocator growth, a descheduled process
 MIN_TRIALS_PER_BLOCK = 10  # below this, per-block noise swamps a trial: recorded, not decided
@@ -40,10 +47,12 @@ class Block:
 
     times_us: list[float]
     wall_us: float
+    waited_us: float = 0.0  # of wall_us, the timed process waiting for a core its own job did not use
+    metered: bool = False  # whether the kernel's accounting was read around it
 
     @property
     def overhead_us(self) -> float:
-        return self.wall_us - sum(self.times_us)
+        return self.wall_us - self.waited_us - sum(self.times_us)
 
 
 @dataclass(frozen=True)
@@ -55,10 +64,13 @@ class Corroboration:
     unexplained_us: float  # per trial, what the claim leaves unexplained
     allowed_us: float
     decided: bool = True  # enough trials per block for the clock to tell
+    waited_us: float = 0.0  # per trial, left out of clock_us: the runner waiting for a core (kernel's count)
 
     @property
     def detail(self) -> str:
-        words = (f"the judge's clock saw {self.clock_us:.1f} µs per trial; the candidate's events claim "
+        waited = (f" after leaving out {self.waited_us:.1f} µs of waiting for a core (the kernel's count)"
+                  if self.waited_us > 0 else "")
+        words = (f"the judge's clock saw {self.clock_us:.1f} µs per trial{waited}; the candidate's events claim "
                  f"{self.claimed_us:.1f} µs and the loop costs {self.baseline_overhead_us:.1f} µs "
                  f"(on the judge's own baseline), leaving {self.unexplained_us:.1f} µs unexplained "
                  f"(allowed {self.allowed_us:.1f} µs)")
@@ -76,18 +88,21 @@ def corroborate(candidate: list[Block], baseline: list[Block], round_trip_us: fl
     (timed by the judge itself with the same loop) for what the loop itself costs."""
     trials = sum(len(b.times_us) for b in candidate)
     claimed = sum(sum(b.times_us) for b in candidate)
-    elapsed = sum(b.wall_us for b in candidate) - round_trip_us * len(candidate)
+    waited = sum(b.waited_us for b in candidate)
+    elapsed = sum(b.wall_us for b in candidate) - waited - round_trip_us * len(candidate)
     base_trials = sum(len(b.times_us) for b in baseline)
     base_overhead = (sum(b.overhead_us for b in baseline) / base_trials) if base_trials else 0.0
     base_overhead = max(base_overhead, 0.0)
     per_trial_claim = claimed / trials
     unexplained = (elapsed - claimed) / trials - base_overhead
-    allowed = (CLAIM_ALLOWANCE.get(clock, 0.5) * per_trial_claim + OVERHEAD_ALLOWANCE.get(clock, 1.0) * base_overhead
+    metered = all(b.metered for b in candidate) and all(b.metered for b in baseline)
+    overhead_share = (METERED_OVERHEAD_ALLOWANCE if metered else OVERHEAD_ALLOWANCE).get(clock, 1.0)
+    allowed = (CLAIM_ALLOWANCE.get(clock, 0.5) * per_trial_claim + overhead_share * base_overhead
                + ABSOLUTE_ALLOWANCE_US.get(clock, 50.0) + PER_BLOCK_ALLOWANCE_US * len(candidate) / trials)
     decided = trials >= MIN_TRIALS_PER_BLOCK * len(candidate)
     return Corroboration(ok=unexplained <= allowed or not decided, claimed_us=per_trial_claim,
                          clock_us=elapsed / trials, baseline_overhead_us=base_overhead, unexplained_us=unexplained,
-                         allowed_us=allowed, decided=decided)
+                         allowed_us=allowed, decided=decided, waited_us=waited / trials)
 
 
 def runner_block(runner: RunnerSession, config: str, seeds: list[int], trials: int, warmup: int,
@@ -95,11 +110,15 @@ def runner_block(runner: RunnerSession, config: str, seeds: list[int], trials: i
     """Exactly `trials` of the candidate's timed calls, as its process claims them, with the judge's clock
     around the request; `snapshot`: keep the last output on each input set for the timed-output check."""
     stage = f"timing on {config!r}"
+    meter = runner.meter
+    before = meter.read() if meter is not None else None
     started = time.perf_counter()
     reply = runner.request("time", stage=stage, config=config, seeds=seeds, trials=trials, warmup=warmup,
                            flush_bytes=flush_bytes, snapshot=snapshot)
     wall = (time.perf_counter() - started) * 1e6
-    return Block(float_list(reply.get("times_us"), stage, trials), wall)
+    after = meter.read() if meter is not None else None
+    return Block(float_list(reply.get("times_us"), stage, trials), wall, min(meters.waited_us(before, after), wall),
+                 before is not None and after is not None)
 
 
 def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: int) -> dict[str, Block]:
@@ -107,10 +126,15 @@ def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: 
     blocks = {}
     policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
                                 floor_trials=trials)
+    own = meters.OwnMeter()
     for name, fn in fns.items():
+        before = own.read()
         started = time.perf_counter()
         samples = timing.measure({name: fn}, policy, device, flush_bytes, warmup=warmup, cross_check=False)
-        blocks[name] = Block(samples[name].times_us, (time.perf_counter() - started) * 1e6)
+        wall = (time.perf_counter() - started) * 1e6
+        after = own.read()
+        blocks[name] = Block(samples[name].times_us, wall, min(meters.waited_us(before, after), wall),
+                             before is not None and after is not None)
     return blocks
 
 

@@ -57,15 +57,15 @@ class Judge:
         self.references.move_to_end(key)
         return self.references[key]
 
-    def judge(self, job, blobs: dict[str, bytes], runner_fd: int) -> tuple[dict, bool]:
-        """(EvaluationResult JSON, whether the runner was lost)."""
+    def judge(self, job, blobs: dict[str, bytes], runner_fd: int, meter=None) -> tuple[dict, bool]:
+        """(EvaluationResult JSON, whether the runner was lost); `meter`: the runner's kernel accounting."""
         from engine.verify.judge.c_judge import CJudge
         from engine.verify.judge.session import RunnerLost, RunnerSession
         from engine.verify.judge.torch_judge import TorchJudge
         from engine.verify.records import EvaluationResult, Verdict
         from engine.verify.wire.channel import Channel
 
-        session = RunnerSession(Channel.from_fd(runner_fd), job.device, cache=self.regions)
+        session = RunnerSession(Channel.from_fd(runner_fd), job.device, cache=self.regions, meter=meter)
         started = time.perf_counter()
         try:
             try:
@@ -96,6 +96,18 @@ class Judge:
         data = result.to_json()
         data["worker_seconds"] = time.perf_counter() - started
         return data, session.lost
+
+
+def _runner_meter(layout: object, fds: list[int]):
+    """The runner's accounting from the descriptors the pool sent beside its socket, if it sent them."""
+    from engine.verify.judge.meters import RunnerMeter
+
+    if not isinstance(layout, dict):
+        return None
+    try:
+        return RunnerMeter(fds, layout)
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
 
 
 def main(argv: list[str]) -> int:
@@ -132,7 +144,7 @@ def main(argv: list[str]) -> int:
         job = Job.from_json(message["job"])
         job.device = judge.device if job.device == "cuda" else job.device
         blobs = _split(payload, message.get("blobs", {}))
-        result, lost = judge.judge(job, blobs, fds[0])
+        result, lost = judge.judge(job, blobs, fds[0], _runner_meter(message.get("meters"), fds[1:]))
         for extra in fds[1:]:
             os.close(extra)
         control.send({"type": "result", "job_id": job.job_id, "result": result, "runner_lost": lost})

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from engine.verify.judge.meters import Meter
 from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
 from engine.verify.wire.shared import SharedRegion, TensorSlot, aligned
 
@@ -134,6 +135,7 @@ class RunnerSession:
     evidence: list[str] = field(default_factory=list)
     lost: bool = False
     rtt_s: float = 0.0
+    meter: Meter | None = None  # the runner's kernel accounting, where the pool could open it
 
     def request(self, op: str, stage: str | None = None, fds: tuple[int, ...] = (), **fields) -> dict:
         """Send one request and return the reply; raises RunnerLost, RunnerMisbehaved or CandidateError."""

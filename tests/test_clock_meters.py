@@ -1,0 +1,121 @@
+"""The kernel's accounting around a timing block: waiting for a core is left out of the judge's clock only
+where the job's own processes cannot explain it, read through descriptors opened outside the sandbox."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.sandbox import SandboxSpec, boundary, spawn
+from engine.sandbox.accounting import host_pid, open_job_meters
+from engine.verify.judge.clock import Block, corroborate
+from engine.verify.judge.meters import OwnMeter, Reading, RunnerMeter, waited_us
+
+REPO = Path(__file__).resolve().parents[1]
+where = boundary()
+
+
+def test_waiting_another_program_caused_is_left_out_and_waiting_the_jobs_own_threads_caused_is_not():
+    before = Reading(main_cpu_ns=0, main_wait_ns=0, job_cpu_ns=0)
+    other_program = Reading(main_cpu_ns=5_000_000, main_wait_ns=3_000_000, job_cpu_ns=5_000_000)
+    assert waited_us(before, other_program) == pytest.approx(3000.0)
+    own_helper = Reading(main_cpu_ns=5_000_000, main_wait_ns=3_000_000, job_cpu_ns=8_000_000)  # it ran 3 ms
+    assert waited_us(before, own_helper) == 0.0
+    partly = Reading(main_cpu_ns=5_000_000, main_wait_ns=3_000_000, job_cpu_ns=6_000_000)
+    assert waited_us(before, partly) == pytest.approx(2000.0)
+    assert waited_us(None, other_program) == 0.0 and waited_us(before, None) == 0.0
+
+
+def _blocks(claimed_us: float, clock_us: float, waited_us: float = 0.0, metered: bool = True) -> list[Block]:
+    return [Block([claimed_us] * 30, clock_us * 30, waited_us * 30, metered) for _ in range(3)]
+
+
+def test_a_loaded_machines_waiting_no_longer_counts_against_an_honest_claim():
+    baseline = _blocks(claimed_us=3000.0, clock_us=5500.0, waited_us=500.0)  # 2 ms of flush per trial
+    loaded = _blocks(claimed_us=3000.0, clock_us=14000.0, waited_us=9000.0)  # 9 ms a trial behind other programs
+    assert not corroborate(_blocks(3000.0, 14000.0, metered=False), _blocks(3000.0, 5500.0, metered=False),
+                           round_trip_us=100.0, clock="perf-counter").ok
+    verdict = corroborate(loaded, baseline, round_trip_us=100.0, clock="perf-counter")
+    assert verdict.ok and verdict.waited_us == pytest.approx(9000.0) and "waiting for a core" in verdict.detail
+
+
+def test_time_the_process_spent_asleep_or_spinning_elsewhere_still_counts():
+    baseline = _blocks(claimed_us=3000.0, clock_us=5500.0, waited_us=500.0)
+    sleeper = _blocks(claimed_us=30.0, clock_us=5500.0, waited_us=200.0)  # 3 ms a call hidden from its own timer
+    verdict = corroborate(sleeper, baseline, round_trip_us=100.0, clock="perf-counter")
+    assert not verdict.ok and verdict.unexplained_us > 2500
+
+
+def test_the_runners_meter_reads_both_cgroup_formats(tmp_path):
+    schedstat = tmp_path / "schedstat"
+    schedstat.write_text("123456 7890 12\n")
+    v1 = tmp_path / "cpuacct.usage"
+    v1.write_text("999000\n")
+    v2 = tmp_path / "cpu.stat"
+    v2.write_text("usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n")
+    fds = [os.open(p, os.O_RDONLY) for p in (schedstat, v1, v2)]
+    try:
+        assert RunnerMeter(fds, {"schedstat": 0, "job_cpu": 1, "job_cpu_format": "v1"}).read() == \
+            Reading(123456, 7890, 999000)
+        assert RunnerMeter(fds, {"schedstat": 0, "job_cpu": 2, "job_cpu_format": "v2"}).read() == \
+            Reading(123456, 7890, 1_500_000)
+        v2.write_text("nr_periods 0\n")  # a file without the field: no reading, never a guess
+        assert RunnerMeter(fds, {"schedstat": 0, "job_cpu": 2, "job_cpu_format": "v2"}).read() is None
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+@pytest.mark.skipif(not Path("/proc/thread-self/schedstat").exists(), reason="no schedstat on this kernel")
+def test_the_judges_own_meter_counts_its_threads():
+    own = OwnMeter()
+    first = own.read()
+    deadline = time.perf_counter() + 0.05
+    while time.perf_counter() < deadline:
+        pass
+    second = own.read()
+    assert first is not None and second is not None
+    ran_or_waited = (second.main_cpu_ns + second.main_wait_ns) - (first.main_cpu_ns + first.main_wait_ns)
+    assert ran_or_waited >= 40_000_000 and second.job_cpu_ns >= second.main_cpu_ns  # of its 50 ms, however loaded
+
+
+@pytest.mark.skipif(not where.namespaced or where.cgroup is None, reason="no namespaced sandbox with a job cgroup")
+def test_the_pool_opens_a_sandboxed_jobs_accounting_from_outside(tmp_path):
+    code = textwrap.dedent("""
+        import os, sys, time
+        print(os.getpid(), flush=True)
+        sys.stdin.readline()
+        deadline = time.perf_counter() + 0.2
+        while time.perf_counter() < deadline:
+            pass
+        print("done", flush=True)
+        sys.stdin.readline()
+    """)
+    with spawn(SandboxSpec(argv=[sys.executable, "-S", "-c", code], scratch=tmp_path / "scratch", hidden=[REPO]),
+               stdin=subprocess.PIPE, stdout=subprocess.PIPE) as job:
+        inner = int(job.popen.stdout.readline())
+        assert host_pid(job, inner) not in (None, inner)  # inside its own PID namespace
+        assert host_pid(job, inner + 1000) is None and open_job_meters(job, inner + 1000) is None
+        meters = open_job_meters(job, inner)
+        assert meters is not None
+        try:
+            meter = RunnerMeter(meters.fds, meters.layout)
+            before = meter.read()
+            job.popen.stdin.write(b"go\n")
+            job.popen.stdin.flush()
+            assert job.popen.stdout.readline().strip() == b"done"
+            after = meter.read()
+            assert before is not None and after is not None
+            busy = (after.main_cpu_ns + after.main_wait_ns) - (before.main_cpu_ns + before.main_wait_ns)
+            assert busy >= 150_000_000  # its 0.2 s of spinning (on a core or waiting for one), seen from outside
+            assert after.job_cpu_ns - before.job_cpu_ns >= after.main_cpu_ns - before.main_cpu_ns - 10_000_000
+        finally:
+            meters.close()
+        job.popen.stdin.write(b"end\n")
+        job.popen.stdin.flush()
