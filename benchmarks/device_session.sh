@@ -8,7 +8,9 @@
 #
 # Steps: library[:first,slugs]  every shipped CUDA implementation through the verifier (false-reject
 #                               test and promised speed orders), the named problems first; results also
-#                               as JSON lines (library.jsonl) for `benchmarks/library_recording.py`
+#                               as JSON lines (library.jsonl) for `benchmarks/library_recording.py` and
+#                               `benchmarks/library_timing_agreement.py` (LIBRARY_ONLY: these slugs only;
+#                               LIBRARY_PROMISES=0: without the speed-order tests)
 #        units                  the other GPU tests (cheats, analysis, ncu, NVML, ceilings, Ray on the GPU)
 #        mcts:slugs             library proposer + MCTS runs, stored in runs.db (MCTS_ROUNDS, MCTS_CAP: 5, 90 s)
 #        pytest:files           the named GPU test files (comma-separated)
@@ -49,15 +51,17 @@ run_pytest() { timeout "$1" python3 -m pytest -m gpu -v -s -rfEs --timeout 170 -
 
 step_library() {
   python3 - "$1" > /tmp/library-ids.txt <<'PY'
-import sys
+import os, sys
 from engine.problems import scan_all
 first = [s for s in sys.argv[1].split(",") if s]
-lib = [p for p in scan_all().problems if any(i.device == "cuda" for i in p.implementations)]
+only = [s for s in os.environ.get("LIBRARY_ONLY", "").split(",") if s]
+lib = [p for p in scan_all().problems if any(i.device == "cuda" for i in p.implementations)
+       and (not only or p.slug in only)]
 lib.sort(key=lambda p: first.index(p.slug) if p.slug in first else len(first))
 V = "tests/test_verify_gpu.py"
 for p in lib:
     print(f"{V}::test_no_shipped_cuda_implementation_is_rejected[{p.slug}]")
-    if p.expectations:
+    if p.expectations and os.environ.get("LIBRARY_PROMISES", "1") != "0":
         print(f"{V}::test_the_promised_speed_order_holds_on_the_largest_configuration[{p.slug}]")
 PY
   REFINERY_LIBRARY_RESULTS=$OUT/library.jsonl run_pytest $(( $(left) - 10 )) $(cat /tmp/library-ids.txt) \

@@ -69,6 +69,17 @@ def test_random_draws_are_read_from_the_model_not_from_get_inputs():
     assert draws_random_numbers("class Model:\n    def forward(self, x):\n        return x * torch.rand_like(x)\n")
 
 
+def test_numbers_drawn_while_the_model_is_built_are_not_draws_of_a_call():
+    """Initialisation runs under the same seed on both sides; only layers that draw when called count."""
+    library = Path(__file__).resolve().parents[1] / "assets" / "problems" / "pytorch"
+    assert not draws_random_numbers((library / "conv-bn-relu" / "reference.py").read_text())  # uniform_ in __init__
+    layer = ("import torch\n\nclass Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.w = torch.nn.Parameter(torch.randn(4))\n        self.drop = torch.nn.Dropout(0.2)\n\n"
+             "    def forward(self, x):\n        return self.drop(x * self.w)\n")
+    assert draws_random_numbers(layer)
+    assert not draws_random_numbers(layer.replace("torch.nn.Dropout(0.2)", "torch.nn.Identity()"))
+
+
 def test_the_other_visible_configurations_can_be_timed_beside_the_headline(tmp_path_factory):
     from dataclasses import replace
 

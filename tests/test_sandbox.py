@@ -276,3 +276,27 @@ def test_pinning_a_running_job_moves_every_thread_and_child_it_already_has(tmp_p
         out = json.loads(job.popen.stdout.readline())
     assert len(out["threads"]) >= 2 and all(cpus == [core] for cpus in out["threads"])
     assert out["child"] == str(core)
+
+
+@needs_namespaces
+def test_a_paused_job_makes_no_progress_until_it_is_resumed(tmp_path):
+    code = textwrap.dedent("""
+        import sys, time
+        n = 0
+        while True:
+            n += 1
+            print(n, flush=True)
+            time.sleep(0.01)
+    """)
+    with spawn(SandboxSpec(argv=[sys.executable, "-S", "-c", code], scratch=tmp_path / "scratch", hidden=[REPO]),
+               stdout=subprocess.PIPE) as job:
+        job.popen.stdout.readline()
+        job.pause()
+        time.sleep(0.2)
+        os.set_blocking(job.popen.stdout.fileno(), False)
+        job.popen.stdout.read()  # what it printed before the stop took hold
+        time.sleep(0.4)
+        assert job.popen.stdout.read() in (None, b"")  # stopped: nothing new
+        job.resume()
+        time.sleep(0.4)
+        assert (job.popen.stdout.read() or b"").count(b"\n") >= 5

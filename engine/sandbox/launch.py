@@ -238,6 +238,24 @@ class SandboxProcess:
     def wait(self, timeout: float | None = None) -> int:
         return self.popen.wait(timeout)
 
+    def _members(self) -> set[int]:
+        members = affinity.descendants([self.popen.pid])
+        if self.cgroup is not None:
+            members |= self.cgroup.pids()
+        return members
+
+    def pause(self) -> None:
+        """Stop every process of the job where it stands (SIGSTOP; `resume` continues them): a job that
+        must not run beside something else for a moment, without losing what it has done."""
+        for pid in self._members():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        for pid in self._members():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGCONT)
+
     def kill(self) -> None:
         """Kill the namespace's first process (so every process in it), the launcher, and the cgroup."""
         init = self._read_init_pid(0.2)

@@ -46,7 +46,8 @@ def result_from_row(row: Evaluation) -> EvaluationResult:
         integrity=[IntegrityFinding(**f) for f in row.integrity or []],
         kernels=[KernelLaunch(**k) for k in timing.get("kernels") or []],
         timed_config=timing.get("timed_config"), candidate_us=row.candidate_us, baseline_us=row.baseline_us,
-        baseline_name=timing.get("baseline_name"), speedup=row.speedup, device=row.device, flagged=row.flagged,
+        baseline_name=timing.get("baseline_name") or timing.get("baseline"),  # older rows: "baseline"
+        speedup=row.speedup, device=row.device, flagged=row.flagged,
         flag_reason=timing.get("flag_reason") or "", build_seconds=timing.get("build_seconds"),
         seeds=list(timing.get("seeds") or []), load_seconds=timing.get("load_seconds"),
         worker_seconds=timing.get("worker_seconds"), notes=list(timing.get("notes") or []),

@@ -121,20 +121,23 @@ def runner_block(runner: RunnerSession, config: str, seeds: list[int], trials: i
                  before is not None and after is not None)
 
 
-def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: int) -> dict[str, Block]:
-    """Exactly `trials` of each baseline's calls, timed by the judge in its own process with the same loop."""
+def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: int,
+                 before: Callable[[str, int], None] | None = None) -> dict[str, Block]:
+    """Exactly `trials` of each baseline's calls, timed by the judge in its own process with the same loop
+    (`before(name, trial)` runs untimed ahead of each call, as in the runner's loop)."""
     blocks = {}
     policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
                                 floor_trials=trials)
     own = meters.OwnMeter()
     for name, fn in fns.items():
-        before = own.read()
+        first = own.read()
         started = time.perf_counter()
-        samples = timing.measure({name: fn}, policy, device, flush_bytes, warmup=warmup, cross_check=False)
+        samples = timing.measure({name: fn}, policy, device, flush_bytes, before=before or timing.no_setup,
+                                 warmup=warmup, cross_check=False)
         wall = (time.perf_counter() - started) * 1e6
-        after = own.read()
-        blocks[name] = Block(samples[name].times_us, wall, min(meters.waited_us(before, after), wall),
-                             before is not None and after is not None)
+        last = own.read()
+        blocks[name] = Block(samples[name].times_us, wall, min(meters.waited_us(first, last), wall),
+                             first is not None and last is not None)
     return blocks
 
 

@@ -236,16 +236,13 @@ class TorchJudge:
         return self.job.config(name)
 
     def baselines(self, spec: ConfigSpec, sets: list, seeds: list[int]) -> dict:
-        """The baselines' calls; seeded before each call like the candidate's where the model draws random
-        numbers (the same work on both sides of the comparison)."""
+        """The baselines' calls (seeded before each call like the candidate's where the model draws random
+        numbers: `seed_before`, outside the timed call on both sides)."""
         native, _ = self.reference.model(spec.name, spec.params)
         count = len(sets)
-        reseed = self.reference.reseed
 
         def calling(model):
             def call(i: int):
-                if reseed:
-                    torch.manual_seed(seeds[i % count])
                 return model(*sets[i % count])
             return call
 
@@ -268,9 +265,14 @@ class TorchJudge:
         return clock.runner_block(self.runner, spec.name, seeds, trials, warmup, self.job.timing.flush_bytes,
                                   snapshot)
 
-    def judge_block(self, fns: dict, trials: int, warmup: int) -> dict[str, clock.Block]:
+    def judge_block(self, fns: dict, trials: int, warmup: int,
+                    seeds: list[int] | None = None) -> dict[str, clock.Block]:
+        before = None
+        if seeds and self.reference.reseed:
+            def before(_name: str, i: int) -> None:  # untimed, like the runner's
+                torch.manual_seed(seeds[i % len(seeds)])
         with torch.no_grad():
-            return clock.judge_blocks(fns, self.device, trials, warmup, self.job.timing.flush_bytes)
+            return clock.judge_blocks(fns, self.device, trials, warmup, self.job.timing.flush_bytes, before)
 
     def trial_count(self, calibration: clock.Block, baseline: dict[str, clock.Block]) -> int:
         """Trials per side from the policy: the slower side's time per trial, with the loop's overhead
@@ -301,12 +303,12 @@ class TorchJudge:
         fns = self.baselines(spec, sets, seeds)
         self.runner.ping()
         calibration = self.runner_block(spec, seeds, CALIBRATION_TRIALS, warmup=2)
-        base_calibration = self.judge_block(fns, CALIBRATION_TRIALS, warmup=2)
+        base_calibration = self.judge_block(fns, CALIBRATION_TRIALS, warmup=2, seeds=seeds)
         trials = self.trial_count(calibration, base_calibration)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
             clock.block_plan(trials, spec_t.target_ci),
             lambda count: self.runner_block(spec, seeds, count, warmup=0, snapshot=True),
-            lambda count: self.judge_block(fns, count, warmup=0), spec_t.min_trials, spec_t.target_ci)
+            lambda count: self.judge_block(fns, count, warmup=0, seeds=seeds), spec_t.min_trials, spec_t.target_ci)
         self.check_timed_outputs(spec, seeds)
         reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, self.runner.rtt_s * 1e6,

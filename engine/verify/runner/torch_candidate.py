@@ -168,10 +168,12 @@ class TorchCandidate:
 
         reseed = self.spec.reseed_calls
 
+        def seed(_name: str, i: int) -> None:  # untimed, ahead of the flush: seeding is host work
+            if reseed:
+                torch.manual_seed(seeds[(offset + i) % count])
+
         def candidate(i: int):
             k = (offset + i) % count
-            if reseed:
-                torch.manual_seed(seeds[k])
             out = model(*sets[k])
             if snapshot and i >= trials - count:
                 last[k] = [o.clone() if isinstance(o, torch.Tensor) else o for o in as_list(out)]
@@ -183,8 +185,8 @@ class TorchCandidate:
                                     floor_trials=trials)
         try:
             with torch.no_grad():
-                samples = timing.measure({"candidate": candidate}, policy, self.device, flush_bytes, warmup=warmup,
-                                         cross_check=False)
+                samples = timing.measure({"candidate": candidate}, policy, self.device, flush_bytes, before=seed,
+                                         warmup=warmup, cross_check=False)
         except (Exception, SystemExit) as exc:
             raise from_exception(exc, f"timing on {config!r}") from exc
         self.timed_calls += trials + warmup

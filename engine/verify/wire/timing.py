@@ -71,12 +71,12 @@ class Flusher:
         self.buffer.zero_()
 
 
-def _noop(_name: str, _trial: int) -> None:
+def no_setup(_name: str, _trial: int) -> None:
     return None
 
 
 def measure(fns: dict[str, Callable[[int], object]], policy: TrialPolicy, device: str, flush_bytes: int = 256 * 2**20,
-            before: Callable[[str, int], None] = _noop, warmup: int = 2, cross_check: bool = True
+            before: Callable[[str, int], None] = no_setup, warmup: int = 2, cross_check: bool = True
             ) -> dict[str, Samples]:
     """Time every callable (`fn(trial)`), interleaved; `before(name, trial)` runs untimed ahead of each trial."""
     cuda = device == "cuda"
