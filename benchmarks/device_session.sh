@@ -11,6 +11,8 @@
 #                               as JSON lines (library.jsonl) for `benchmarks/library_recording.py` and
 #                               `benchmarks/library_timing_agreement.py` (LIBRARY_ONLY: these slugs only;
 #                               LIBRARY_PROMISES=0: without the speed-order tests)
+#        libraryof:DIR          the same check run by another tree (an earlier commit's export): a baseline
+#                               in the same call (library-DIR.jsonl; LIBRARY_FIRST; LIBRARY_CAP caps either)
 #        units                  the other GPU tests (cheats, analysis, ncu, NVML, ceilings, Ray on the GPU)
 #        mcts:slugs             library proposer + MCTS runs, stored in runs.db (MCTS_ROUNDS, MCTS_CAP: 5, 90 s)
 #        pytest:files           the named GPU test files (comma-separated)
@@ -49,8 +51,18 @@ mkdir -p "$INC/crt" && cp -rn /tmp/site/nvidia/cu13/include/crt/. "$INC/crt/"
 note() { echo "[$(date +%T), $(left) s left] $*" | tee -a "$log"; }
 run_pytest() { timeout "$1" python3 -m pytest -m gpu -v -s -rfEs --timeout 170 -p no:cacheprovider "${@:2}"; }
 
-step_library() {
-  python3 - "$1" > /tmp/library-ids.txt <<'PY'
+step_library() { run_library . "$1"; }
+
+step_libraryof() {
+  # libraryof:DIR runs the library check of another tree (an export of an earlier commit: the timings'
+  # baseline measured in the same call, on the same card); LIBRARY_FIRST orders it, LIBRARY_ONLY as above
+  REFINERY_HOME=/tmp/rh-$(basename "$1") run_library "$1" "${LIBRARY_FIRST:-}"
+}
+
+run_library() {
+  local tree=$1 tag=""
+  [ "$tree" != . ] && tag=-$(basename "$(realpath "$tree")")
+  ( cd "$tree" && python3 - "$2" ) > /tmp/library-ids.txt <<'PY'
 import os, sys
 from engine.problems import scan_all
 first = [s for s in sys.argv[1].split(",") if s]
@@ -64,10 +76,10 @@ for p in lib:
     if p.expectations and os.environ.get("LIBRARY_PROMISES", "1") != "0":
         print(f"{V}::test_the_promised_speed_order_holds_on_the_largest_configuration[{p.slug}]")
 PY
-  REFINERY_LIBRARY_RESULTS=$OUT/library.jsonl run_pytest $(( $(left) - 10 )) $(cat /tmp/library-ids.txt) \
-    > $OUT/library.log 2>&1
-  note "library: $(grep -c PASSED $OUT/library.log) passed, $(grep -cE '(FAILED|ERROR)$' $OUT/library.log) failed"
-  grep -E "^(FAILED|ERROR) " $OUT/library.log | cut -c1-240 | tee -a "$log"
+  ( cd "$tree" && PYTHONPATH=$PWD:/tmp/site REFINERY_LIBRARY_RESULTS=$OUT/library$tag.jsonl \
+    run_pytest "$(cap ${LIBRARY_CAP:-$(( $(left) - 10 ))})" $(cat /tmp/library-ids.txt) ) > $OUT/library$tag.log 2>&1
+  note "library$tag: $(grep -c PASSED $OUT/library$tag.log) passed, $(grep -cE '(FAILED|ERROR)$' $OUT/library$tag.log) failed"
+  grep -E "^(FAILED|ERROR) " $OUT/library$tag.log | cut -c1-240 | tee -a "$log"
 }
 
 step_units() {
