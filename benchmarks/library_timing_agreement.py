@@ -124,7 +124,11 @@ def _recorded_evaluation(evaluation: dict) -> Measured:
 
 
 def read_before(path: Path) -> dict[Key, Measured]:
-    """Per candidate, its newest evaluation in a recording (engine/recorded.py: one run per line)."""
+    """Per candidate, its newest evaluation in a recording (engine/recorded.py: one run per line), or its
+    result in another library check's lines: an earlier commit's check run on the same card in the same
+    device call is the baseline that does not depend on which card the recording was made on."""
+    if _is_library_check(path):
+        return read_now(path)
     found: dict[Key, Measured] = {}
     try:
         lines = Path(path).read_text().splitlines()
@@ -143,6 +147,16 @@ def read_before(path: Path) -> dict[Key, Measured]:
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
         raise UnreadableInput(f"{path}: not a readable recording ({exc})") from exc
     return found
+
+
+def _is_library_check(path: Path) -> bool:
+    """Whether `path` holds library check lines (a "problem" per line) rather than recorded runs."""
+    try:
+        with Path(path).open() as lines:
+            first = next((line for line in lines if line.strip()), "")
+        return "problem" in json.loads(first) if first else False
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def read_now(path: Path) -> dict[Key, Measured]:
@@ -320,7 +334,8 @@ def _print_machine_hint(report: dict) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("now", type=Path, help="JSONL written by tests/test_verify_gpu.py (REFINERY_LIBRARY_RESULTS)")
-    parser.add_argument("--before", type=Path, default=DEFAULT_BEFORE, help=f"recording (default {DEFAULT_BEFORE})")
+    parser.add_argument("--before", type=Path, default=DEFAULT_BEFORE,
+                        help=f"recording, or another library check's lines (default {DEFAULT_BEFORE})")
     parser.add_argument("--json", type=Path, default=None, help="also write the report as JSON here")
     args = parser.parse_args(argv)
     try:

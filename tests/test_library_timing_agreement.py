@@ -118,3 +118,18 @@ def test_an_unreadable_input_exits_2(tmp_path):
     (slug, candidate, result) = _recorded(1)[0]
     now = _now_file(tmp_path / "ok.jsonl", [_line(slug, candidate, result)])
     assert _script().main([str(now), "--before", str(not_results)]) == 2
+
+
+def test_another_library_checks_lines_are_a_baseline_too(tmp_path):
+    """An earlier commit's check run on the same card is read as `--before` in its own format."""
+    (slug_a, cand_a, res_a), (slug_b, cand_b, res_b) = _recorded(2)
+    before = _now_file(tmp_path / "before.jsonl", [_line(slug_a, cand_a, res_a), _line(slug_b, cand_b, res_b)])
+    now = _now_file(tmp_path / "now.jsonl", [_line(slug_a, cand_a, _scaled(res_a, 1.03)),
+                                             _line(slug_b, cand_b, _scaled(res_b, 0.90))])
+    out = tmp_path / "report.json"
+    assert _script().main([str(now), "--before", str(before), "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    summary = report["candidates"]["summary"]
+    assert (summary["matched"], summary["within"], summary["outside"]) == (2, 1, 1)
+    assert sorted(r["ratio"] for r in report["candidates"]["rows"]) == pytest.approx([0.90, 1.03])
+    assert report["missing_now"] == [] and report["missing_before"] == []
