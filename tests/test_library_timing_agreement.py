@@ -60,6 +60,13 @@ def _now_file(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def _report(tmp_path: Path, now_lines: list[str], before: Path = RECORDING) -> dict:
+    """The script's JSON report on `now_lines` against `before` (it must exit 0)."""
+    now, out = _now_file(tmp_path / "now.jsonl", now_lines), tmp_path / "report.json"
+    assert _script().main([str(now), "--before", str(before), "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
 def _name(slug: str, candidate: dict) -> dict:
     return {"problem": slug, "implementation": candidate["proposal"]["implementation"]}
 
@@ -68,11 +75,8 @@ def test_a_two_percent_drift_agrees_a_twenty_percent_one_does_not_and_a_dropped_
                                                                                                      capsys):
     (slug_a, cand_a, res_a), (slug_b, cand_b, res_b), (slug_c, cand_c, _) = _recorded(3)
     assert res_a.verdict == res_b.verdict == Verdict.CORRECT
-    now = _now_file(tmp_path / "now.jsonl", [_line(slug_a, cand_a, _scaled(res_a, 1.02)),
-                                             _line(slug_b, cand_b, _scaled(res_b, 1.20))])
-    out = tmp_path / "report.json"
-    assert _script().main([str(now), "--before", str(RECORDING), "--json", str(out)]) == 0
-    report = json.loads(out.read_text())
+    report = _report(tmp_path, [_line(slug_a, cand_a, _scaled(res_a, 1.02)),
+                                _line(slug_b, cand_b, _scaled(res_b, 1.20))])
 
     summary = report["candidates"]["summary"]
     assert (summary["matched"], summary["within"], summary["outside"]) == (2, 1, 1)
@@ -124,11 +128,8 @@ def test_another_library_checks_lines_are_a_baseline_too(tmp_path):
     """An earlier commit's check run on the same card is read as `--before` in its own format."""
     (slug_a, cand_a, res_a), (slug_b, cand_b, res_b) = _recorded(2)
     before = _now_file(tmp_path / "before.jsonl", [_line(slug_a, cand_a, res_a), _line(slug_b, cand_b, res_b)])
-    now = _now_file(tmp_path / "now.jsonl", [_line(slug_a, cand_a, _scaled(res_a, 1.03)),
-                                             _line(slug_b, cand_b, _scaled(res_b, 0.90))])
-    out = tmp_path / "report.json"
-    assert _script().main([str(now), "--before", str(before), "--json", str(out)]) == 0
-    report = json.loads(out.read_text())
+    report = _report(tmp_path, [_line(slug_a, cand_a, _scaled(res_a, 1.03)),
+                                _line(slug_b, cand_b, _scaled(res_b, 0.90))], before)
     summary = report["candidates"]["summary"]
     assert (summary["matched"], summary["within"], summary["outside"]) == (2, 1, 1)
     assert sorted(r["ratio"] for r in report["candidates"]["rows"]) == pytest.approx([0.90, 1.03])
