@@ -284,6 +284,17 @@ def test_a_patched_timer_is_caught_by_the_judges_clock(world):
     assert result.speedup is None
 
 
+def test_a_timer_slowed_by_a_plausible_share_is_caught_too(world):
+    if world["pool"].gpu:
+        pytest.skip("on a GPU this candidate has no kernel of its own; tests/test_attacks_gpu.py forges CUDA events")
+    if not boundary().cgroup:
+        pytest.skip("without a job cgroup the judge cannot meter waiting for a core, and allows half the claim")
+    result = attack(world, "shave_timer.py")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION, result.message
+    clock = next(f for f in result.integrity if f.check == "stream-escape")
+    assert not clock.passed and "unexplained" in clock.detail
+
+
 def test_a_forged_reply_on_the_judges_socket_is_not_a_verdict(world):
     result = attack(world, "forge_reply.py", static_checks=False)
     assert result.verdict == Verdict.RUNTIME_ERROR and result.speedup is None
