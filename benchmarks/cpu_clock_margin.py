@@ -69,8 +69,8 @@ class ModelNew(torch.nn.Module):
         return x * (x > 0)
 '''
 
-DETAIL = re.compile(r"events claim ([\d.]+) µs and the loop costs ([\d.]+) µs .* leaving (-?[\d.]+) µs unexplained "
-                    r"\(allowed ([\d.]+) µs\)")
+DETAIL = re.compile(r"events claim ([\d.]+) µs and the loop costs ([\d.]+) µs .* leaving (-?[\d.]+) µs "
+                    r"unexplained(?: in the median block)? \(allowed ([\d.]+) µs\)")
 
 
 def _spin(stop) -> None:

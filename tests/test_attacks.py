@@ -219,7 +219,8 @@ def test_killing_the_parent_and_everything_else_kills_nothing_outside(world):
     after = attack(world, "kill_parent.py")  # the judge and the pool still answer
     assert after.verdict != Verdict.CORRECT
     verifier = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"])
-    assert verifier.evaluate(world["problems"]["py"], honest(world)).verdict == Verdict.CORRECT
+    after_honest = verifier.evaluate(world["problems"]["py"], honest(world))
+    assert after_honest.verdict == Verdict.CORRECT, after_honest.message
 
 
 def test_the_database_and_files_outside_the_scratch_folder_are_out_of_reach(world):
@@ -261,7 +262,8 @@ def test_a_thread_left_behind_cannot_touch_the_next_candidate(world):
     victim = verifier.evaluate(world["problems"]["py"], wrong)
     assert victim.verdict in (Verdict.INCORRECT, Verdict.INTEGRITY_VIOLATION)  # on a GPU also: no own kernel
     assert not victim.configs or not all(c.ok for c in victim.configs)
-    assert verifier.evaluate(world["problems"]["py"], honest(world)).verdict == Verdict.CORRECT
+    after_honest = verifier.evaluate(world["problems"]["py"], honest(world))
+    assert after_honest.verdict == Verdict.CORRECT, after_honest.message
 
 
 def test_replacing_the_comparison_in_its_own_process_changes_no_verdict(world):

@@ -64,6 +64,18 @@ def test_a_timer_running_at_seventy_percent_is_caught_where_waiting_is_metered_a
     assert corroborate(honest, baseline, round_trip_us=100.0, clock="perf-counter").ok
 
 
+def test_one_stalled_block_is_noise_and_work_hidden_in_most_blocks_is_not():
+    """As seen after an attack's tear-down: one block of an honest timing 280 µs a trial slower, unmetered."""
+    baseline = _blocks(claimed_us=150.0, clock_us=170.0)
+    honest, stalled = Block([150.0] * 20, 170.0 * 20), Block([150.0] * 20, (170.0 + 800.0) * 20)
+    verdict = corroborate([honest, stalled, honest], baseline, round_trip_us=10.0, clock="perf-counter")
+    assert verdict.ok and verdict.median_block and "median block" in verdict.detail
+    assert verdict.clock_us > 400  # the whole timing's clock is still what it saw
+    hiding = Block([150.0] * 20, (170.0 + 800.0) * 20)
+    assert not corroborate([hiding, hiding, honest], baseline, round_trip_us=10.0, clock="perf-counter").ok
+    assert not corroborate([stalled, stalled], _blocks(150.0, 170.0), round_trip_us=10.0, clock="perf-counter").ok
+
+
 def test_the_runners_meter_reads_both_cgroup_formats(tmp_path):
     schedstat = tmp_path / "schedstat"
     schedstat.write_text("123456 7890 12\n")
