@@ -161,3 +161,49 @@ def test_a_gpu_slot_pauses_its_warming_runners_for_a_timing_and_a_cpu_slot_does_
     assert len(paused) == 1 and calls == ["pause"]
     Slot.resume_spares(paused)
     assert calls == ["pause", "resume"] and paused == []
+
+
+IDLE_HELPERS_PROBE = """
+import os, time, torch
+torch.set_num_threads(2)
+x = torch.randn(1 << 18)
+def helpers_ns():
+    total = 0
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/schedstat") as handle:
+            total += int(handle.read().split()[0])
+    with open("/proc/thread-self/schedstat") as handle:
+        return total - int(handle.read().split()[0])
+x * (x > 0)
+first, started = helpers_ns(), time.perf_counter()
+for _ in range(40):
+    x * (x > 0)
+    time.sleep(0.005)
+print((helpers_ns() - first) / 1e9 / (time.perf_counter() - started))
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not os.path.isdir("/proc/self/task"), reason="needs /proc and 2 cores")
+def test_the_timed_processes_idle_thread_pool_sleeps_so_the_jobs_cpu_time_is_work(monkeypatch, tmp_path):
+    """Where a timed process's OpenMP helpers spin between calls, their CPU time counts as the job's own and
+    the clock check keeps the main thread's wait for a core held by another program on the clock."""
+    from engine.verify import pool
+
+    started: list[SandboxSpec] = []
+
+    def capture(spec, **_kwargs):
+        started.append(spec)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr(pool, "spawn", capture)
+    config = pool.PoolConfig.from_settings(scratch_root=tmp_path)
+    for start in (lambda: pool.RunnerProcess(config, None, "cpu"), lambda: pool.JudgeProcess(config, None, "cpu")):
+        with pytest.raises(RuntimeError, match="captured"):
+            start()
+    assert [spec.role for spec in started] == ["runner", "judge"]
+    assert all(spec.env.get(k) == v for spec in started for k, v in pool.TIMED_PROCESS_ENV.items())
+
+    probe = subprocess.run([sys.executable, "-c", IDLE_HELPERS_PROBE], capture_output=True, text=True, timeout=120,
+                           check=True, env={**os.environ, **pool.TIMED_PROCESS_ENV})
+    share = float(probe.stdout)
+    assert share < 0.5, f"idle helpers used {share:.0%} of a core between calls"
