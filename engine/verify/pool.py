@@ -47,7 +47,9 @@ EXTENSIONS_INSIDE = "/refinery/ext"
 # OpenMP's idle threads sleep instead of spinning between parallel regions, in the judge and the runner alike:
 # a spinning helper's CPU time counts as the job's own, so the clock check took the main thread's wait for a
 # core held by another process as caused by the job itself and kept it on the clock (an honest torch candidate
-# on a 2-core machine: 3.9-4.5 ms of a block's waiting kept, 260-290 µs a trial unexplained, 211-235 allowed)
+# on a 2-core machine: 3.9-4.5 ms of a block's waiting kept, 260-290 µs a trial unexplained, 211-235 allowed);
+# a judge's helper spinning while it waits for the runner's reply also held the core the runner's parallel
+# flush between trials needed
 TIMED_PROCESS_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 

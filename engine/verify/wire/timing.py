@@ -66,17 +66,9 @@ class Flusher:
         self.device = device
         size = max(1, (nbytes if device == "cuda" else min(nbytes, CPU_FLUSH_BYTES)) // 4)
         self.buffer = torch.empty(size, dtype=torch.int32, device=device)
-        # On a CPU the flush runs on the calling thread alone (NumPy's fill, not torch's intra-op pool): a
-        # parallel fill needs a second core between every two trials, and on a small machine where the
-        # judge's and the runner's pools share two cores that wait cost honest runners up to 0.3 ms a trial
-        # the judge's own loop did not pay (an honest candidate rejected by the clock check)
-        self.host = self.buffer.numpy() if device != "cuda" else None
 
     def __call__(self) -> None:
-        if self.host is not None:
-            self.host.fill(0)
-        else:
-            self.buffer.zero_()
+        self.buffer.zero_()
 
 
 def no_setup(_name: str, _trial: int) -> None:
