@@ -17,6 +17,7 @@ import pytest
 
 from engine.problems import load_problem, scan_all
 from engine.verify.evaluate import Verifier, VerifyOptions
+from engine.verify.judge.c_judge import REFERENCE_CALLS
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import Verdict
 from tests.verify_support import verifier_in_fresh_home
@@ -181,6 +182,8 @@ def test_c_cuda_candidate_is_timed_against_the_naive_port_and_the_c_reference(ve
     assert result.verdict == Verdict.CORRECT, result.message
     timed = next(c for c in result.configs if c.candidate)
     assert {"naive-cuda", "c-reference"} <= set(timed.baselines) and result.baseline_name == "naive-cuda"
+    fewest, most = REFERENCE_CALLS  # the reference's calls sized by its own time, not the candidate's
+    assert fewest <= timed.baselines["c-reference"].trials <= most
 
 
 @pytest.mark.timeout(600)

@@ -227,3 +227,13 @@ def test_evaluation_result_round_trips_through_json():
                               integrity=[IntegrityFinding("x", True)], speedup=2.0)
     again = EvaluationResult.from_json(result.to_json())
     assert again == result and math.isclose(again.configs[0].candidate.cv, 1.0 / 1.349 / 10.0)
+
+
+def test_the_c_reference_beside_a_gpu_candidate_is_sized_by_its_own_first_call():
+    from engine.verify.judge.c_judge import REFERENCE_CALLS, reference_calls
+
+    fewest, most = REFERENCE_CALLS
+    assert reference_calls(50.0) == most  # a quick reference: every call it may have
+    assert reference_calls(430_000.0) == 4  # 2mm's reference: about two seconds, not 4.3
+    assert reference_calls(3_000_000.0) == fewest  # a slow one still gets a median of three
+    assert reference_calls(0.0) == most

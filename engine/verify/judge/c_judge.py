@@ -31,6 +31,16 @@ from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 
 SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
 REFERENCE_CACHE_BYTES = 8 * 2**30
+REFERENCE_TIMING_US = 2e6  # host-clock budget for the C reference beside a GPU candidate, after one warm-up call
+REFERENCE_CALLS = (3, 10)  # fewest calls (a median that one slow call cannot move), most
+
+
+def reference_calls(first_call_us: float) -> int:
+    """How many timed calls the C reference gets beside a GPU candidate, sized by its own first call:
+    a reference at a GPU-sized configuration can take a second a call, and its time says nothing of
+    the candidate's."""
+    fewest, most = REFERENCE_CALLS
+    return max(fewest, min(most, int(REFERENCE_TIMING_US / max(first_call_us, 1.0))))
 _answers: OrderedDict[tuple, dict] = OrderedDict()  # (reference digest, params, seed) → output arrays
 
 
@@ -245,10 +255,11 @@ class CJudge:
             clock.block_plan(trials, spec_t.target_ci), lambda count: self.runner_block(spec, seeds, count, warmup=0),
             lambda count: self.judge_block(same_clock, self.device, count, warmup=0), spec_t.min_trials,
             spec_t.target_ci)
-        if self.cuda and cpu:  # a C reference at a GPU-sized configuration can take seconds a call: a few calls
-            few = max(1, min(10, int(5e6 / max(per_trial, 1.0))))
-            for name, block in self.judge_block(cpu, "cpu", few, warmup=0).items():
-                baseline_blocks[name] = [block]
+        if self.cuda and cpu:  # beside a GPU candidate the C reference gets a few calls of its own size
+            for name, fn in cpu.items():
+                first = self.judge_block({name: fn}, "cpu", 1, warmup=0)[name]
+                calls = reference_calls(first.times_us[0])
+                baseline_blocks[name] = [self.judge_block({name: fn}, "cpu", calls, warmup=0)[name]]
         self.check_timed_outputs(spec, expected)
         reference_blocks = next(iter(baseline_blocks[n] for n in same_clock), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, self.runner.rtt_s * 1e6,
