@@ -24,6 +24,7 @@
 #        repeat:SLUG/IMPL       benchmarks/verifier_repeat.py: REPEAT_TIMES (8) verifications, ncu between
 #        throughput[:DIR]       benchmarks/verifier_throughput.py (NATIVE, INLINE candidates), of DIR if given
 #        pinning                benchmarks/region_pinning.py: page-locking the shared region, its cost and gain
+#        placement              benchmarks/atomic_placement.py: histogram/naive with its bins at other offsets
 #        polybench:DIR          benchmarks/polybench_import.py DIR --verify: every PolyBench kernel imported and
 #                               its generated CUDA port checked on the GPU (DIR: a checkout carried along)
 # Needs `.whl` carried (and `.raypkg` for the Ray steps), and `.sandbox-tools` where the machine has no
@@ -134,6 +135,11 @@ step_throughput() {
 step_pinning() {
   timeout "$(cap 120)" python3 benchmarks/region_pinning.py --json $OUT/pinning.json >> $OUT/benchmarks.log 2>&1
   note "pinning: exit $?"; grep "MiB:" $OUT/benchmarks.log | tee -a "$log"
+}
+
+step_placement() {
+  timeout "$(cap 90)" python3 benchmarks/atomic_placement.py --json $OUT/placement.json >> $OUT/benchmarks.log 2>&1
+  note "placement: exit $?"; grep -E "^(bins|data) " $OUT/benchmarks.log | tee -a "$log"
 }
 
 step_ncu() {
