@@ -33,6 +33,7 @@ SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, 
 REFERENCE_CACHE_BYTES = 8 * 2**30
 REFERENCE_TIMING_US = 2e6  # host-clock budget for the C reference beside a GPU candidate, after one warm-up call
 REFERENCE_CALLS = (3, 10)  # fewest calls (a median that one slow call cannot move), most
+_answers: OrderedDict[tuple, dict] = OrderedDict()  # (reference digest, params, seed) → output arrays
 
 
 def reference_calls(first_call_us: float) -> int:
@@ -41,7 +42,6 @@ def reference_calls(first_call_us: float) -> int:
     the candidate's."""
     fewest, most = REFERENCE_CALLS
     return max(fewest, min(most, int(REFERENCE_TIMING_US / max(first_call_us, 1.0))))
-_answers: OrderedDict[tuple, dict] = OrderedDict()  # (reference digest, params, seed) → output arrays
 
 
 def load_entry(path: Path, entry: str, specs: list[CArgSpec]):
