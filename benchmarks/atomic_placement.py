@@ -34,7 +34,7 @@ def build(specs: list, scratch: Path):
     from engine.build.candidate import ERROR_SHIM
     from engine.build.cuda import compile_shared_library
     from engine.settings import get_settings
-    from engine.verify.runner.c_candidate import load_entry
+    from engine.verify.wire.c_entry import load_entry
 
     source = (PROBLEM / "impls/naive.cu").read_text()
     built = compile_shared_library(source + ERROR_SHIM, get_settings().gpu_arch, scratch)

@@ -13,8 +13,9 @@ from engine.build.cuda import compile_cubin, compile_shared_library
 from engine.build.extract import cuda_sources_from_python
 from engine.problems import BUILTIN_DIR, scan
 from engine.problems.c_args import arg_specs
-from engine.problems.c_call import call_host, load_entry
+from engine.problems.c_call import call_host
 from engine.problems.probe import compile_c_shared, probe_pytorch
+from engine.verify.wire.c_entry import load_entry
 from engine.verify.wire.c_inputs import make_inputs
 
 LIBRARY = scan(BUILTIN_DIR)
@@ -63,7 +64,7 @@ def test_c_reference_compiles_and_runs_on_random_inputs(slug, tmp_path):
     specs = arg_specs(problem, config)
     values = make_inputs(specs, config.params, seed=1234, inputs_path=problem.inputs_path)
     before = {s.name: values[s.name].copy() for s in specs if s.is_array and s.intent != "in"}
-    call_host(load_entry(library, problem.entry, specs), specs, values)
+    call_host(load_entry(library, problem.entry, specs)[1], specs, values)
     outputs = [s for s in specs if s.is_array and s.intent != "in"]
     assert all(np.isfinite(values[s.name]).all() for s in outputs)
     assert any(not np.array_equal(values[s.name], before[s.name]) for s in outputs), "reference wrote nothing"
@@ -109,8 +110,8 @@ def test_cpu_implementation_matches_the_c_reference(key, tmp_path):
     rtol, atol = problem.tolerance
     expected = make_inputs(specs, config.params, seed=99, inputs_path=problem.inputs_path)
     got = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in expected.items()}
-    call_host(load_entry(ref_lib, problem.entry, specs), specs, expected)
-    call_host(load_entry(cand_lib, problem.entry, specs), specs, got)
+    call_host(load_entry(ref_lib, problem.entry, specs)[1], specs, expected)
+    call_host(load_entry(cand_lib, problem.entry, specs)[1], specs, got)
     for spec in specs:
         if spec.is_array and spec.intent != "in":
             np.testing.assert_allclose(got[spec.name], expected[spec.name], rtol=rtol, atol=atol)

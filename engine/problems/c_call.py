@@ -1,23 +1,10 @@
-"""Calls a compiled C entry point through ctypes on host arrays (references and CPU candidates)."""
+"""Calls a compiled C entry point (loaded with `engine.verify.wire.c_entry.load_entry`) on host arrays."""
 
 from __future__ import annotations
-
-import ctypes
-from pathlib import Path
 
 import numpy as np
 
 from engine.verify.wire.c_inputs import ArgSpec
-
-CTYPES_SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
-
-
-def load_entry(library: Path | str, entry: str, specs: list[ArgSpec]):
-    """The entry function with its argument types declared, so ctypes converts scalars correctly."""
-    function = getattr(ctypes.CDLL(str(library)), entry)
-    function.restype = None
-    function.argtypes = [ctypes.c_void_p if s.is_array else CTYPES_SCALARS[s.base_type] for s in specs]
-    return function
 
 
 def call_host(function, specs: list[ArgSpec], values: dict) -> None:

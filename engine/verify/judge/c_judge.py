@@ -11,7 +11,6 @@ and the outputs of the timed calls are checked too.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import math
 from collections import OrderedDict
@@ -23,13 +22,13 @@ import torch
 from engine.verify.judge import clock
 from engine.verify.judge.correctness import compare, looks_cached
 from engine.verify.judge.energy import record_energy
-from engine.verify.judge.job import CArgSpec, ConfigSpec, Job
+from engine.verify.judge.job import ConfigSpec, Job
 from engine.verify.judge.outcome import JobFailure, JobState, failure_result, final_result, judged
 from engine.verify.judge.session import RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
+from engine.verify.wire.c_entry import load_entry, placed_copy
 from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 
-SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
 REFERENCE_CACHE_BYTES = 8 * 2**30
 REFERENCE_TIMING_US = 2e6  # host-clock budget for the C reference beside a GPU candidate, after one warm-up call
 REFERENCE_CALLS = (3, 10)  # fewest calls (a median that one slow call cannot move), most
@@ -42,14 +41,6 @@ def reference_calls(first_call_us: float) -> int:
     the candidate's."""
     fewest, most = REFERENCE_CALLS
     return max(fewest, min(most, int(REFERENCE_TIMING_US / max(first_call_us, 1.0))))
-
-
-def load_entry(path: Path, entry: str, specs: list[CArgSpec]):
-    library = ctypes.CDLL(str(path))
-    function = getattr(library, entry)
-    function.restype = None
-    function.argtypes = [ctypes.c_void_p if s.is_array else SCALARS[s.base_type] for s in specs]
-    return library, function
 
 
 def _arg_specs(spec: ConfigSpec) -> list[ArgSpec]:
@@ -199,13 +190,20 @@ class CJudge:
 
     # --- timing -----------------------------------------------------------------------------------
 
+    @staticmethod
+    def placed_arrays(spec: ConfigSpec, values: dict, device: str) -> dict[str, torch.Tensor]:
+        """Copies of the call's arrays where the runner puts the candidate's (`c_entry.placed_copy`): the
+        same kernel on the same values then runs on the same address offsets on both sides."""
+        return {a.name: placed_copy(torch.from_numpy(values[a.name]), device, position)
+                for position, a in enumerate(spec.c_args) if a.is_array}
+
     def baseline_fns(self, spec: ConfigSpec, values: dict) -> tuple[dict, dict]:
         """(GPU baselines timed with events, CPU ones timed with the host clock): the naive CUDA port on
         its own device buffers, the C reference on host copies; `inout` arrays restored before each trial."""
         inouts = [a.name for a in spec.c_args if a.is_array and a.intent == "inout"]
         gpu, cpu = {}, {}
         if self.baseline_fn is not None:
-            buffers = {a.name: torch.from_numpy(values[a.name]).to("cuda") for a in spec.c_args if a.is_array}
+            buffers = self.placed_arrays(spec, values, "cuda")
             pristine = {n: buffers[n].clone() for n in inouts}
             args = [buffers[a.name].data_ptr() if a.is_array else a.value for a in spec.c_args]
 
@@ -216,7 +214,7 @@ class CJudge:
 
             gpu["naive-cuda"] = naive
         if "c-reference" in self.job.timing.baselines:
-            host = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in values.items()}
+            host = {**values, **{n: t.numpy() for n, t in self.placed_arrays(spec, values, "cpu").items()}}
             pristine_host = {n: values[n].copy() for n in inouts}
             args = [host[a.name].ctypes.data if a.is_array else a.value for a in spec.c_args]
 

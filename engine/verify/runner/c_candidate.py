@@ -17,20 +17,12 @@ import torch
 
 from engine.verify.runner.failures import from_exception, plain
 from engine.verify.wire import timing
+from engine.verify.wire.c_entry import load_entry, placed_copy
 from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 from engine.verify.wire.candidate import CandidateSpec
 from engine.verify.wire.poison import poison_
 
 _perf_counter = time.perf_counter
-SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
-
-
-def load_entry(path: str, entry: str, specs: list[ArgSpec]):
-    library = ctypes.CDLL(path)
-    function = getattr(library, entry)
-    function.restype = None
-    function.argtypes = [ctypes.c_void_p if s.is_array else SCALARS[s.base_type] for s in specs]
-    return library, function
 
 
 class CCandidate:
@@ -78,7 +70,7 @@ class CCandidate:
 
     def to_buffers(self, config: str, values: dict, previous: dict | None) -> dict:
         buffers = {}
-        for arg in self.args(config):
+        for position, arg in enumerate(self.args(config)):
             if not arg.is_array:
                 continue
             source = torch.from_numpy(values[arg.name])
@@ -87,7 +79,7 @@ class CCandidate:
                 buffers[arg.name] = old
                 old.copy_(source)
             else:
-                buffers[arg.name] = source.to(self.device, copy=True)
+                buffers[arg.name] = placed_copy(source, self.device, position)
             if arg.intent == "out":
                 poison_(buffers[arg.name])
         return buffers
