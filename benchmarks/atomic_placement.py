@@ -2,15 +2,15 @@
 
 The judge times the naive CUDA port on its own buffers and the runner times the candidate on others, in
 another process; for most kernels that changes nothing, but the library's histogram/naive (every element an
-atomicAdd on one of 256 bins, 70 % of them on about forty hot bins) read 7.76 ms as a candidate and 9.57 ms as
-the judge's baseline in one run. This times that kernel, built from the library's own file as the verifier
-builds it and in the verifier's own timing loop, on the same input with its `bins` array moved through a
-range of offsets inside one allocation (and the input too): if the time follows the offset, the difference
-is the bins' place in the L2 cache's slices, not the verifier.
+atomicAdd on one of 256 bins) read 7.76 ms as a candidate and 9.57 ms as the judge's baseline in one run, and
+reduction/naive (one atomicAdd a block, all on one float) 484 against 512 µs after both sides placed their
+arrays at the same virtual offsets. For each kernel, built from the library's own file as the verifier
+builds it and timed in the verifier's own loop on the same input, this moves its hot output array
+  - through offsets inside one allocation (`offset` rows: the address's low bits), and
+  - through separate allocations at one offset (`fresh` rows: other pages, the same low bits),
+and prints each median (CUDA events, L2 flushed before each trial) with its ratio to the first row.
 
-    python benchmarks/atomic_placement.py [--trials 15] [--json out.json]
-
-Prints, per offset, the median of CUDA-event times (L2 flushed before each trial) and its ratio to offset 0.
+    python benchmarks/atomic_placement.py [--trials 15] [--fresh 8] [--json out.json]
 """
 
 from __future__ import annotations
@@ -24,23 +24,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-PROBLEM = ROOT / "assets/problems/c/histogram"
-BINS_OFFSETS = [0, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 65536]  # in int32 elements
-DATA_OFFSETS = [0, 32, 1024, 65536]
+KERNELS = {"histogram": "bins", "reduction": "out"}  # problem → its hot output array
+OFFSETS = [0, 64, 128, 256, 512, 1024, 4096, 65536]  # bytes
 
 
-def build(specs: list, scratch: Path):
+def build(problem, specs: list, scratch: Path):
     """The naive port built and loaded as the verifier builds and loads it (same flags, same error shim)."""
     from engine.build.candidate import ERROR_SHIM
     from engine.build.cuda import compile_shared_library
     from engine.settings import get_settings
     from engine.verify.wire.c_entry import load_entry
 
-    source = (PROBLEM / "impls/naive.cu").read_text()
-    built = compile_shared_library(source + ERROR_SHIM, get_settings().gpu_arch, scratch)
+    naive = next(i for i in problem.implementations if i.language == "cuda")
+    built = compile_shared_library(naive.source + ERROR_SHIM, get_settings().gpu_arch, scratch)
     if not built.ok:
-        raise SystemExit(f"the naive port does not build:\n{built.log}")
-    return load_entry(str(built.output), "kernel_histogram", specs)[1]
+        raise SystemExit(f"{problem.slug}'s naive port does not build:\n{built.log}")
+    return load_entry(str(built.output), problem.entry, specs)[1]
 
 
 def median_us(fn, argv: list, trials: int) -> float:
@@ -53,38 +52,52 @@ def median_us(fn, argv: list, trials: int) -> float:
     return statistics.median(samples["naive"].times_us)
 
 
-def main() -> int:
-    import numpy as np
+def placements(slug: str, trials: int, fresh: int) -> list[dict]:
     import torch
 
-    from engine.verify.wire.c_inputs import ArgSpec, make_inputs
+    from engine.problems import scan_all
+    from engine.problems.c_args import arg_specs
+    from engine.verify.wire.c_entry import placed_copy
+    from engine.verify.wire.c_inputs import make_inputs
+
+    problem = next(p for p in scan_all().problems if p.slug == slug)
+    config = next(c for c in problem.configs if c.name == "large")
+    specs = arg_specs(problem, config)
+    values = make_inputs(specs, config.params, 12345, problem.inputs_path and str(problem.inputs_path))
+    hot = KERNELS[slug]
+    position = next(i for i, s in enumerate(specs) if s.name == hot)
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        fn = build(problem, specs, Path(scratch))
+        arrays = {s.name: placed_copy(torch.from_numpy(values[s.name]), "cuda", i) for i, s in enumerate(specs)
+                  if s.is_array}
+        size = arrays[hot].numel() * arrays[hot].element_size()
+        pool = torch.zeros(size + max(OFFSETS), dtype=torch.uint8, device="cuda")
+        kept = []  # every fresh allocation stays alive, so the next one lands elsewhere
+        cases = [("offset", o, pool[o:o + size]) for o in OFFSETS]
+        for k in range(fresh):
+            kept.append(placed_copy(arrays[hot], "cuda", position))
+            cases.append(("fresh", k, kept[-1]))
+        for kind, which, buffer in cases:
+            target = buffer.view(arrays[hot].dtype)
+            argv = [(target if s.name == hot else arrays[s.name]).data_ptr() if s.is_array else s.value for s in specs]
+            us = median_us(fn, argv, trials)
+            base = rows[0]["median_us"] if rows else us
+            rows.append({"problem": slug, "moved": kind, "which": which, "address_mod_64k": target.data_ptr() % 65536,
+                         "median_us": us, "ratio": us / base})
+            print(f"{slug:9} {kind:6} {which:>6}  {us:10.1f} µs  ×{us / base:.3f}", flush=True)
+    return rows
+
+
+def main() -> int:
+    import torch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=15)
-    parser.add_argument("--n", type=int, default=33554432)  # the library's "large" configuration
+    parser.add_argument("--fresh", type=int, default=8)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    specs = [ArgSpec("n", "int", False, "in", value=args.n), ArgSpec("data", "int", True, "in", size=args.n),
-             ArgSpec("bins", "int", True, "out", size=256)]
-    values = make_inputs(specs[:2], {"n": args.n}, 12345, PROBLEM / "inputs.py")
-    with tempfile.TemporaryDirectory() as scratch:
-        fn = build(specs, Path(scratch))
-        data_pool = torch.empty(args.n + max(DATA_OFFSETS), dtype=torch.int32, device="cuda")
-        bins_pool = torch.zeros(256 + max(BINS_OFFSETS), dtype=torch.int32, device="cuda")
-        expected = np.bincount(values["data"], minlength=256)
-        rows = []
-        for kind, offsets in (("bins", BINS_OFFSETS), ("data", DATA_OFFSETS)):
-            base = None
-            for offset in offsets:
-                data = data_pool[offset:offset + args.n] if kind == "data" else data_pool[:args.n]
-                data.copy_(torch.from_numpy(values["data"]))
-                bins = bins_pool[offset:offset + 256] if kind == "bins" else bins_pool[:256]
-                us = median_us(fn, [args.n, data.data_ptr(), bins.data_ptr()], args.trials)
-                assert (bins.cpu().numpy() == expected).all(), "the kernel's histogram is wrong"
-                base = base or us
-                rows.append({"moved": kind, "offset_bytes": offset * 4, "address_mod_64k": bins.data_ptr() % 65536,
-                             "median_us": us, "ratio": us / base})
-                print(f"{kind} +{offset * 4:>7} B  {us:10.1f} µs  ×{us / base:.3f}", flush=True)
+    rows = [row for slug in KERNELS for row in placements(slug, args.trials, args.fresh)]
     print(f"device: {torch.cuda.get_device_name()}")
     if args.json:
         args.json.write_text(json.dumps({"device": torch.cuda.get_device_name(), "rows": rows}, indent=1))

@@ -139,7 +139,7 @@ step_pinning() {
 
 step_placement() {
   timeout "$(cap 90)" python3 benchmarks/atomic_placement.py --json $OUT/placement.json >> $OUT/benchmarks.log 2>&1
-  note "placement: exit $?"; grep -E "^(bins|data) " $OUT/benchmarks.log | tee -a "$log"
+  note "placement: exit $?"; grep -E "^(histogram|reduction) " $OUT/benchmarks.log | tee -a "$log"
 }
 
 step_ncu() {
