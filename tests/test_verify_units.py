@@ -3,6 +3,7 @@ the sandbox environment, the runner's audit hook and process guard, job records 
 
 from __future__ import annotations
 
+import ctypes
 import math
 import time
 
@@ -239,28 +240,45 @@ def test_the_c_reference_beside_a_gpu_candidate_is_sized_by_its_own_first_call()
     assert reference_calls(0.0) == most
 
 
-def test_judge_and_runner_place_each_c_array_at_the_same_address_offset(tmp_path):
-    """An atomics-bound kernel's time follows its output's offset within a 1 KiB window (histogram: 30 % on
-    an H100), so the naive port the judge times and the candidate the runner times must lie alike."""
+def test_judge_and_runner_time_c_calls_on_the_same_placements_in_the_same_order(tmp_path):
+    """An atomics-bound kernel's time follows where its hot output lies (histogram: 30 % within a 1 KiB
+    window on an H100), so the naive port the judge times and the candidate the runner times must see the
+    same offsets, rotating through the same placements across blocks, on the right values."""
     from engine.verify.judge.c_judge import CJudge
     from engine.verify.runner.c_candidate import CCandidate
-    from engine.verify.wire.c_entry import PLACEMENT_PERIOD, placement_residue
+    from engine.verify.wire.c_entry import PLACEMENT_PERIOD, PLACEMENTS, ROTATED_BYTES, placement_residue
     from engine.verify.wire.c_inputs import make_inputs
 
-    args = [CArgSpec("n", "int", False, "in", value=1000), CArgSpec("x", "float", True, "in", 1000),
+    big = ROTATED_BYTES // 4 + 1  # floats: one array past the rotation threshold keeps a single placement
+    args = [CArgSpec("n", "int", False, "in", value=1000), CArgSpec("x", "float", True, "in", big),
             CArgSpec("bins", "int", True, "out", 256), CArgSpec("acc", "double", True, "inout", 1000)]
     config = ConfigSpec("large", False, {"n": 1000}, [5], args)
     job = Job(kind="c", device="cpu", candidate_source="s", candidate_language="c", init_seed=7,
-              configs=[config], timing=TimingSpec("large", 5))
-    values = make_inputs(CCandidate(job.candidate_spec(), tmp_path, b"").args("large"), {"n": 1000}, 5, None)
-    for _ in range(3):  # other allocations in between move the allocator, not the placement
-        ballast = [torch.empty(size) for size in (1, 77, 4099)]
-        judged = CJudge.placed_arrays(config, values, "cpu")
-        run = CCandidate(job.candidate_spec(), tmp_path, b"").to_buffers("large", values, None)
-        for position, name in ((1, "x"), (2, "bins"), (3, "acc")):
-            assert judged[name].data_ptr() % PLACEMENT_PERIOD == placement_residue(position)
-            assert run[name].data_ptr() % PLACEMENT_PERIOD == placement_residue(position)
-        assert torch.equal(judged["x"], run["x"]) and torch.equal(judged["acc"], torch.from_numpy(values["acc"]))
-        del ballast
+              configs=[config], timing=TimingSpec("large", 5, baselines=["c-reference"]))
+    runner = CCandidate(job.candidate_spec(), tmp_path, b"")
+    values = make_inputs(runner.args("large"), {"n": 1000}, 5, None)
+
+    def recorder(seen: list):
+        def call(n, x, bins, acc):
+            seen.append((x % PLACEMENT_PERIOD, bins % PLACEMENT_PERIOD, acc % PLACEMENT_PERIOD, x, bins))
+            got = torch.frombuffer((ctypes.c_double * 1000).from_address(acc), dtype=torch.float64)
+            assert torch.equal(got, torch.from_numpy(values["acc"])), "an inout array was not restored"
+            got.add_(1.0)  # the call changes its inout array, as a real one does
+        return call
+
+    judged, run = [], []
+    judge = CJudge(job, None, tmp_path, {})
+    judge.baseline_fn, judge.ref_fn = None, recorder(judged)
+    _, cpu = judge.baseline_fns(config, values)
+    runner.fn = recorder(run)
+    for block in (3, 5, 4):  # blocks as the judge alternates them; the placements cycle across blocks
+        for i in range(block):
+            cpu["c-reference"](i)
+        runner.time_block("large", [5], block, 0, 0)
+    assert [r[:3] for r in judged] == [r[:3] for r in run]
+    assert [r[1] for r in run[:PLACEMENTS]] == [placement_residue(2, k) for k in range(PLACEMENTS)]
+    assert len({r[4] for r in run}) == PLACEMENTS and len({r[3] for r in run}) == 1  # small rotate, big stays
+    assert {r[0] for r in run} == {placement_residue(1)} and {r[2] for r in judged} == {placement_residue(3, k)
+                                                                                        for k in range(PLACEMENTS)}
     residues = [placement_residue(p) for p in range(16)]
     assert len({r % 4096 for r in residues}) == 16 and len({r // 1024 for r in residues}) == 16

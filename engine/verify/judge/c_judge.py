@@ -26,7 +26,7 @@ from engine.verify.judge.job import ConfigSpec, Job
 from engine.verify.judge.outcome import JobFailure, JobState, failure_result, final_result, judged
 from engine.verify.judge.session import RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
-from engine.verify.wire.c_entry import load_entry, placed_copy
+from engine.verify.wire.c_entry import PlacementCycle, load_entry, timing_placements
 from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 
 REFERENCE_CACHE_BYTES = 8 * 2**30
@@ -190,41 +190,33 @@ class CJudge:
 
     # --- timing -----------------------------------------------------------------------------------
 
-    @staticmethod
-    def placed_arrays(spec: ConfigSpec, values: dict, device: str) -> dict[str, torch.Tensor]:
-        """Copies of the call's arrays where the runner puts the candidate's (`c_entry.placed_copy`): the
-        same kernel on the same values then runs on the same address offsets on both sides."""
-        return {a.name: placed_copy(torch.from_numpy(values[a.name]), device, position)
-                for position, a in enumerate(spec.c_args) if a.is_array}
-
     def baseline_fns(self, spec: ConfigSpec, values: dict) -> tuple[dict, dict]:
         """(GPU baselines timed with events, CPU ones timed with the host clock): the naive CUDA port on
-        its own device buffers, the C reference on host copies; `inout` arrays restored before each trial."""
+        device arrays, the C reference on host ones, each rotating through the placements the runner's
+        timed calls use, in the same order (`c_entry.timing_placements`); `inout` arrays restored first."""
         inouts = [a.name for a in spec.c_args if a.is_array and a.intent == "inout"]
         gpu, cpu = {}, {}
         if self.baseline_fn is not None:
-            buffers = self.placed_arrays(spec, values, "cuda")
-            pristine = {n: buffers[n].clone() for n in inouts}
-            args = [buffers[a.name].data_ptr() if a.is_array else a.value for a in spec.c_args]
-
-            def naive(_i, fn=self.baseline_fn, args=args, buffers=buffers, pristine=pristine):
-                for n, v in pristine.items():
-                    buffers[n].copy_(v)
-                fn(*args)
-
-            gpu["naive-cuda"] = naive
+            gpu["naive-cuda"] = self.rotating_call(self.baseline_fn, spec, values, inouts, "cuda")
         if "c-reference" in self.job.timing.baselines:
-            host = {**values, **{n: t.numpy() for n, t in self.placed_arrays(spec, values, "cpu").items()}}
-            pristine_host = {n: values[n].copy() for n in inouts}
-            args = [host[a.name].ctypes.data if a.is_array else a.value for a in spec.c_args]
-
-            def reference(_i, fn=self.ref_fn, args=args, host=host, pristine=pristine_host):
-                for n, v in pristine.items():
-                    np.copyto(host[n], v)
-                fn(*args)
-
-            cpu["c-reference"] = reference
+            cpu["c-reference"] = self.rotating_call(self.ref_fn, spec, values, inouts, "cpu")
         return gpu, cpu
+
+    @staticmethod
+    def rotating_call(fn, spec: ConfigSpec, values: dict, inouts: list[str], device: str):
+        """`fn` as a timed callable whose calls take the placements in turn (the cycle spans the blocks)."""
+        sets = timing_placements(spec.c_args, values, device)
+        pristine = {n: torch.from_numpy(values[n]).to(device) for n in inouts}
+        argvs = [[s[a.name].data_ptr() if a.is_array else a.value for a in spec.c_args] for s in sets]
+        cycle = PlacementCycle(len(sets))
+
+        def call(_i: int) -> None:
+            index = cycle.advance()
+            for name, value in pristine.items():
+                sets[index][name].copy_(value)
+            fn(*argvs[index])
+
+        return call
 
     def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int,
                      snapshot: bool = False) -> clock.Block:
@@ -286,14 +278,23 @@ class CJudge:
                               spec_t.energy_seconds)
 
     def check_timed_outputs(self, spec: ConfigSpec, expected: dict) -> None:
+        """Every placement the timed calls used holds the right answer (a placement's output is the last
+        timed call's on it)."""
         stage = f"the timed calls on {spec.name!r}"
         reply = self.runner.request("timed_outputs", stage=stage)
         returned = self.runner.take(reply.get("outputs"), stage)
         outputs = [a for a in spec.c_args if a.is_array and a.intent in ("out", "inout")]
-        got = [r.tensor if r.tensor is not None else r.value for r in returned]
-        verdict = compare(got, [torch.from_numpy(expected[a.name]).to(self.device) for a in outputs], None,
-                          self.job.rtol, self.job.atol, labels=[a.name for a in outputs])
-        if verdict.ok:
-            self.findings.passed("timed-output", "the timed buffers hold the right answer")
-        else:
-            self.findings.failed("timed-output", f"after the timed calls: {verdict.message}")
+        per_set = reply.get("per_set")
+        if not isinstance(per_set, list) or not per_set or any(n != len(outputs) for n in per_set) \
+                or len(returned) != len(outputs) * len(per_set):
+            self.findings.failed("timed-output", f"after {stage}: the outputs of the timed calls did not come back")
+            return
+        answer = [torch.from_numpy(expected[a.name]).to(self.device) for a in outputs]
+        width = len(outputs)
+        for k in range(len(per_set)):
+            got = [r.tensor if r.tensor is not None else r.value for r in returned[k * width:(k + 1) * width]]
+            verdict = compare(got, answer, None, self.job.rtol, self.job.atol, labels=[a.name for a in outputs])
+            if not verdict.ok:
+                self.findings.failed("timed-output", f"after the timed calls, placement {k}: {verdict.message}")
+                return
+        self.findings.passed("timed-output", f"the timed buffers of {len(per_set)} placements hold the right answer")

@@ -17,7 +17,7 @@ import torch
 
 from engine.verify.runner.failures import from_exception, plain
 from engine.verify.wire import timing
-from engine.verify.wire.c_entry import load_entry, placed_copy
+from engine.verify.wire.c_entry import PlacementCycle, load_entry, placed_copy, timing_placements
 from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 from engine.verify.wire.candidate import CandidateSpec
 from engine.verify.wire.poison import poison_
@@ -35,6 +35,7 @@ class CCandidate:
         self.inputs_path: str | None = None
         self.buffers: dict[str, dict] = {}
         self.timing_sets: dict[tuple, list[dict]] = {}
+        self.cycle = PlacementCycle(1)
         self.load_seconds = 0.0
 
     def args(self, config: str) -> list[ArgSpec]:
@@ -126,6 +127,8 @@ class CCandidate:
 
     def time_block(self, config: str, seeds: list[int], trials: int, warmup: int, flush_bytes: int,
                    snapshot: bool = False) -> tuple[list[float], list]:
+        """Timed calls rotating through the placements of each seed's arrays (`c_entry.timing_placements`),
+        in the order the judge's baselines use; the buffers stay for later blocks of the same timing."""
         args = self.args(config)
         key = (config, tuple(seeds))
         if key not in self.timing_sets:
@@ -134,26 +137,32 @@ class CCandidate:
                 values = self.host_values(config, seed)
                 pristine = {a.name: torch.from_numpy(values[a.name]).to(self.device) for a in args
                             if a.is_array and a.intent == "inout"}
-                self.timing_sets[key].append({"buffers": self.to_buffers(config, values, None),
-                                              "pristine": pristine})
+                for buffers in timing_placements(args, values, self.device):
+                    for arg in args:
+                        if arg.is_array and arg.intent == "out":
+                            poison_(buffers[arg.name])
+                    self.timing_sets[key].append({"buffers": buffers, "pristine": pristine})
+            self.cycle = PlacementCycle(len(self.timing_sets[key]))
         sets = self.timing_sets[key]
         argvs = [self.argv(config, s["buffers"]) for s in sets]
-        count = len(sets)
+        cycle = self.cycle
 
-        def restore(_name: str, trial: int) -> None:
-            for name, value in sets[trial % count]["pristine"].items():
-                sets[trial % count]["buffers"][name].copy_(value)
+        def restore(_name: str, _trial: int) -> None:
+            upcoming = sets[cycle.upcoming()]
+            for name, value in upcoming["pristine"].items():
+                upcoming["buffers"][name].copy_(value)
 
         policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
                                     floor_trials=trials)
         try:
-            samples = timing.measure({"candidate": lambda i: self.fn(*argvs[i % count])}, policy, self.device,
-                                     flush_bytes, before=restore, warmup=warmup, cross_check=False)
+            samples = timing.measure({"candidate": lambda _i: self.fn(*argvs[cycle.advance()])}, policy,
+                                     self.device, flush_bytes, before=restore, warmup=warmup, cross_check=False)
             if self.cuda:
                 torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001
             raise from_exception(exc, f"timing on {config!r}") from exc
-        outputs = [[s["buffers"][a.name] for a in args if a.is_array and a.intent in ("out", "inout")] for s in sets]
+        outputs = [[s["buffers"][a.name] for a in args if a.is_array and a.intent in ("out", "inout")]
+                   for s in sets[:cycle.used()]]
         return samples["candidate"].times_us, outputs
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:

@@ -8,6 +8,13 @@ same array at different offsets would time one kernel as two. So every array of 
 residue of its address modulo `PLACEMENT_PERIOD`, chosen by the argument's position, on both sides.
 Positions are staggered by a page plus 256 bytes so no two arguments share a page offset (4 KiB aliasing
 on the host) or a 1 KiB window (the GPU's L2 slices).
+
+The same offsets are not the same memory: which L2 slice serves a line also depends on its physical page,
+which each process's allocations draw afresh, and a kernel whose atomics all land on a few lines (a sum
+into one float) moves with it. Timed calls therefore rotate through `PLACEMENTS` separate placements of
+every small array, offsets stepped by 128 bytes through the 1 KiB window, in the same order on both sides:
+each side's median is then taken over the same spread of placements rather than one draw of it. Large
+arrays (many pages, streamed) keep one placement and their memory.
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from engine.verify.wire.c_inputs import ArgSpec
 SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
 PLACEMENT_PERIOD = 65536
 PLACEMENT_STAGGER = 4096 + 256
+PLACEMENTS = 8  # placements a small array rotates through during timing
+ROTATION_STEP = 128  # bytes between one placement's offset and the next: 8 steps span the 1 KiB window
+ROTATED_BYTES = 1 << 20  # arrays up to this size rotate (hot, few lines); larger ones keep one placement
 
 
 def load_entry(path: str, entry: str, specs: list[ArgSpec]) -> tuple[ctypes.CDLL, ctypes._CFuncPtr]:
@@ -32,16 +42,54 @@ def load_entry(path: str, entry: str, specs: list[ArgSpec]) -> tuple[ctypes.CDLL
     return library, function
 
 
-def placement_residue(position: int) -> int:
-    return (position * PLACEMENT_STAGGER) % PLACEMENT_PERIOD
+def placement_residue(position: int, rotation: int = 0) -> int:
+    return (position * PLACEMENT_STAGGER + rotation * ROTATION_STEP) % PLACEMENT_PERIOD
 
 
-def placed_copy(source: torch.Tensor, device: str, position: int) -> torch.Tensor:
-    """A contiguous copy of `source` on `device` whose address is `placement_residue(position)` modulo the
-    period (it keeps its over-sized allocation alive through the view)."""
+def placed_copy(source: torch.Tensor, device: str, position: int, rotation: int = 0) -> torch.Tensor:
+    """A contiguous copy of `source` on `device` whose address is `placement_residue(position, rotation)`
+    modulo the period (it keeps its over-sized allocation alive through the view)."""
     nbytes = source.numel() * source.element_size()
     raw = torch.empty(nbytes + PLACEMENT_PERIOD, dtype=torch.uint8, device=device)
-    start = (placement_residue(position) - raw.data_ptr()) % PLACEMENT_PERIOD
+    start = (placement_residue(position, rotation) - raw.data_ptr()) % PLACEMENT_PERIOD
     placed = raw[start:start + nbytes].view(source.dtype).view(source.shape)
     placed.copy_(source)
     return placed
+
+
+def timing_placements(specs: list, values: dict, device: str) -> list[dict[str, torch.Tensor]]:
+    """`PLACEMENTS` sets of the call's arrays for timed calls, to be used in turn (`PlacementCycle`): each
+    small array copied afresh at the set's offset, each large one the same tensor in every set."""
+    sets: list[dict[str, torch.Tensor]] = []
+    for rotation in range(PLACEMENTS):
+        arrays = {}
+        for position, spec in enumerate(specs):
+            if not spec.is_array:
+                continue
+            source = torch.from_numpy(values[spec.name])
+            if sets and source.numel() * source.element_size() > ROTATED_BYTES:
+                arrays[spec.name] = sets[0][spec.name]
+            else:
+                arrays[spec.name] = placed_copy(source, device, position, rotation)
+        sets.append(arrays)
+    return sets
+
+
+class PlacementCycle:
+    """Which set of arrays the next timed call uses: in turn, across the blocks of one timing, so a side's
+    blocks of three trials still visit every placement and both sides visit them in the same order."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.calls = count, 0
+
+    def upcoming(self) -> int:
+        return self.calls % self.count
+
+    def advance(self) -> int:
+        index = self.upcoming()
+        self.calls += 1
+        return index
+
+    def used(self) -> int:
+        """How many of the sets a call has used (they are used in order)."""
+        return min(self.calls, self.count)
