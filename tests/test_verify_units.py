@@ -250,7 +250,7 @@ def test_judge_and_runner_time_c_calls_on_the_same_placements_in_the_same_order(
     from engine.verify.wire.c_inputs import make_inputs
 
     big = ROTATED_BYTES // 4 + 1  # floats: one array past the rotation threshold keeps a single placement
-    args = [CArgSpec("n", "int", False, "in", value=1000), CArgSpec("x", "float", True, "in", big),
+    args = [CArgSpec("n", "int", False, "in", value=1000), CArgSpec("x", "float", True, "out", big),
             CArgSpec("bins", "int", True, "out", 256), CArgSpec("acc", "double", True, "inout", 1000)]
     config = ConfigSpec("large", False, {"n": 1000}, [5], args)
     job = Job(kind="c", device="cpu", candidate_source="s", candidate_language="c", init_seed=7,
@@ -274,7 +274,9 @@ def test_judge_and_runner_time_c_calls_on_the_same_placements_in_the_same_order(
     for block in (3, 5, 4):  # blocks as the judge alternates them; the placements cycle across blocks
         for i in range(block):
             cpu["c-reference"](i)
-        runner.time_block("large", [5], block, 0, 0)
+        _, outputs = runner.time_block("large", [5], block, 0, 0)
+    # the timed results come back once a buffer: a large array only with the first placement
+    assert [[t.numel() for t in o] for o in outputs] == [[big, 256, 1000]] + [[256, 1000]] * (PLACEMENTS - 1)
     assert [r[:3] for r in judged] == [r[:3] for r in run]
     assert [r[1] for r in run[:PLACEMENTS]] == [placement_residue(2, k) for k in range(PLACEMENTS)]
     assert len({r[4] for r in run}) == PLACEMENTS and len({r[3] for r in run}) == 1  # small rotate, big stays

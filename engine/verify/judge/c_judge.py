@@ -26,7 +26,7 @@ from engine.verify.judge.job import ConfigSpec, Job
 from engine.verify.judge.outcome import JobFailure, JobState, failure_result, final_result, judged
 from engine.verify.judge.session import RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
-from engine.verify.wire.c_entry import PlacementCycle, load_entry, timing_placements
+from engine.verify.wire.c_entry import PLACEMENTS, PlacementCycle, checked_outputs, load_entry, timing_placements
 from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 
 REFERENCE_CACHE_BYTES = 8 * 2**30
@@ -140,8 +140,11 @@ class CJudge:
             _answers.popitem(last=False)
         return values, outputs
 
-    def ensure_region(self, values: dict) -> None:
-        need = 2 * sum(v.nbytes for v in values.values() if isinstance(v, np.ndarray)) + 2**20
+    def ensure_region(self, spec: ConfigSpec, values: dict) -> None:
+        """Room for a call's arrays both ways, and for the timed results of every placement."""
+        rotating = sum(values[a.name].nbytes for a in checked_outputs(spec.c_args, False))
+        need = 2 * sum(v.nbytes for v in values.values() if isinstance(v, np.ndarray)) + 2**20 \
+            + (PLACEMENTS - 1) * rotating
         if need > self.region_bytes:
             self.runner.ensure_region(need)
             self.region_bytes = need
@@ -157,7 +160,7 @@ class CJudge:
         previous_out = previous_ref = None
         for trial, seed in enumerate(spec.seeds):
             values, expected = self.answer(spec, seed)
-            self.ensure_region(values)
+            self.ensure_region(spec, values)
             stage = f"the entry point on configuration {spec.name!r}"
             reply = self.runner.request("call", stage=stage, config=spec.name, seed=seed, reuse=trial > 0,
                                         want_inputs=True)
@@ -250,7 +253,8 @@ class CJudge:
                 first = self.judge_block({name: fn}, "cpu", 1, warmup=0)[name]
                 calls = reference_calls(first.times_us[0])
                 baseline_blocks[name] = [self.judge_block({name: fn}, "cpu", calls, warmup=0)[name]]
-        self.check_timed_outputs(spec, expected)
+        timed_calls = 2 + len(calibration.times_us) + sum(len(b.times_us) for b in candidate_blocks)  # 2: warm-up
+        self.check_timed_outputs(spec, expected, min(timed_calls, PLACEMENTS))
         reference_blocks = next(iter(baseline_blocks[n] for n in same_clock), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, self.runner.rtt_s * 1e6,
                                     "cuda-events" if self.cuda else "perf-counter")
@@ -277,24 +281,24 @@ class CJudge:
                 record_energy(self.state, self.runner, spec.name, seeds, gpu.get(baseline), baseline,
                               spec_t.energy_seconds)
 
-    def check_timed_outputs(self, spec: ConfigSpec, expected: dict) -> None:
-        """Every placement the timed calls used holds the right answer (a placement's output is the last
-        timed call's on it)."""
+    def check_timed_outputs(self, spec: ConfigSpec, expected: dict, placements: int) -> None:
+        """Every placement the timed calls used holds the right answer (`c_entry.checked_outputs`: all
+        outputs of the first, the rotating ones of the others; each the last timed call's on it)."""
         stage = f"the timed calls on {spec.name!r}"
         reply = self.runner.request("timed_outputs", stage=stage)
         returned = self.runner.take(reply.get("outputs"), stage)
-        outputs = [a for a in spec.c_args if a.is_array and a.intent in ("out", "inout")]
         per_set = reply.get("per_set")
-        if not isinstance(per_set, list) or not per_set or any(n != len(outputs) for n in per_set) \
-                or len(returned) != len(outputs) * len(per_set):
+        wanted = [checked_outputs(spec.c_args, k == 0) for k in range(placements)]
+        if per_set != [len(w) for w in wanted] or len(returned) != sum(per_set):
             self.findings.failed("timed-output", f"after {stage}: the outputs of the timed calls did not come back")
             return
-        answer = [torch.from_numpy(expected[a.name]).to(self.device) for a in outputs]
-        width = len(outputs)
-        for k in range(len(per_set)):
-            got = [r.tensor if r.tensor is not None else r.value for r in returned[k * width:(k + 1) * width]]
+        start = 0
+        for k, outputs in enumerate(wanted):
+            got = [r.tensor if r.tensor is not None else r.value for r in returned[start:start + len(outputs)]]
+            start += len(outputs)
+            answer = [torch.from_numpy(expected[a.name]).to(self.device) for a in outputs]
             verdict = compare(got, answer, None, self.job.rtol, self.job.atol, labels=[a.name for a in outputs])
             if not verdict.ok:
                 self.findings.failed("timed-output", f"after the timed calls, placement {k}: {verdict.message}")
                 return
-        self.findings.passed("timed-output", f"the timed buffers of {len(per_set)} placements hold the right answer")
+        self.findings.passed("timed-output", f"the timed buffers of {len(wanted)} placements hold the right answer")

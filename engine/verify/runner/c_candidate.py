@@ -17,7 +17,14 @@ import torch
 
 from engine.verify.runner.failures import from_exception, plain
 from engine.verify.wire import timing
-from engine.verify.wire.c_entry import PlacementCycle, load_entry, placed_copy, timing_placements
+from engine.verify.wire.c_entry import (
+    PLACEMENTS,
+    PlacementCycle,
+    checked_outputs,
+    load_entry,
+    placed_copy,
+    timing_placements,
+)
 from engine.verify.wire.c_inputs import ArgSpec, make_inputs
 from engine.verify.wire.candidate import CandidateSpec
 from engine.verify.wire.poison import poison_
@@ -161,8 +168,8 @@ class CCandidate:
                 torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001
             raise from_exception(exc, f"timing on {config!r}") from exc
-        outputs = [[s["buffers"][a.name] for a in args if a.is_array and a.intent in ("out", "inout")]
-                   for s in sets[:cycle.used()]]
+        outputs = [[s["buffers"][a.name] for a in checked_outputs(args, k % PLACEMENTS == 0)]
+                   for k, s in enumerate(sets[:cycle.used()])]
         return samples["candidate"].times_us, outputs
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:

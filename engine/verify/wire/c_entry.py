@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import ctypes
 
+import numpy as np
 import torch
 
-from engine.verify.wire.c_inputs import ArgSpec
+from engine.verify.wire.c_inputs import NUMPY_TYPES, ArgSpec
 
 SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
 PLACEMENT_PERIOD = 65536
@@ -57,6 +58,11 @@ def placed_copy(source: torch.Tensor, device: str, position: int, rotation: int 
     return placed
 
 
+def rotates(spec) -> bool:
+    """Whether an array argument takes a new placement in each set (small: few lines, hot), or keeps one."""
+    return spec.size * np.dtype(NUMPY_TYPES[spec.base_type]).itemsize <= ROTATED_BYTES
+
+
 def timing_placements(specs: list, values: dict, device: str) -> list[dict[str, torch.Tensor]]:
     """`PLACEMENTS` sets of the call's arrays for timed calls, to be used in turn (`PlacementCycle`): each
     small array copied afresh at the set's offset, each large one the same tensor in every set."""
@@ -66,13 +72,19 @@ def timing_placements(specs: list, values: dict, device: str) -> list[dict[str, 
         for position, spec in enumerate(specs):
             if not spec.is_array:
                 continue
-            source = torch.from_numpy(values[spec.name])
-            if sets and source.numel() * source.element_size() > ROTATED_BYTES:
+            if sets and not rotates(spec):
                 arrays[spec.name] = sets[0][spec.name]
             else:
-                arrays[spec.name] = placed_copy(source, device, position, rotation)
+                arrays[spec.name] = placed_copy(torch.from_numpy(values[spec.name]), device, position, rotation)
         sets.append(arrays)
     return sets
+
+
+def checked_outputs(specs: list, first: bool) -> list:
+    """The output arrays whose timed results come back for one set: all of them for a seed's first
+    placement, only the rotating ones for the others (a large array is one buffer in every set, and eight
+    copies of it would not fit the region)."""
+    return [a for a in specs if a.is_array and a.intent in ("out", "inout") and (first or rotates(a))]
 
 
 class PlacementCycle:
