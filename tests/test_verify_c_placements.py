@@ -1,0 +1,82 @@
+"""A C problem timed on the CPU whose outputs straddle the placement rotation's size limit: a large array,
+one placement for every timed call, beside a one-float sum that rotates through eight. The timed results
+of every placement come back once a buffer and are checked; a candidate that leaves the sum unwritten on
+placements it has not met before is caught there, and only there."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from engine.problems.library import load_problem
+from engine.verify.evaluate import VerifyOptions
+from engine.verify.prepare import TimingOptions
+from engine.verify.records import Verdict
+from engine.verify.wire.c_entry import PLACEMENTS, ROTATED_BYTES
+from tests.verify_support import verifier_in_fresh_home
+
+N = ROTATED_BYTES // 4 + 4096  # floats: `y` keeps one placement, `total` rotates
+TOML = textwrap.dedent(f"""
+    title = "Double and sum"
+    kind = "c"
+    entry = "double_sum"
+    tags = ["elementwise"]
+    [model]
+    flops = "2 * N"
+    bytes = "8 * N"
+    [[configs]]
+    name = "small"
+    params = {{ N = {N} }}
+    [[args]]
+    name = "n"
+    type = "int"
+    value = "N"
+    [[args]]
+    name = "x"
+    type = "const float*"
+    size = "N"
+    [[args]]
+    name = "y"
+    type = "float*"
+    size = "N"
+    intent = "out"
+    [[args]]
+    name = "total"
+    type = "float*"
+    size = "1"
+    intent = "out"
+""")
+BODY = "double s = 0; for (int i = 0; i < n; i++) { y[i] = 2.0f * x[i]; s += x[i]; }"
+HONEST = f"void double_sum(int n, const float *x, float *y, float *total) {{ {BODY} total[0] = (float)s; }}\n"
+# Writes the sum only into the first two `total` buffers it meets: the correctness calls' and the first
+# timing placement's. Every call it is timed on still does the whole loop.
+FORGETFUL = ("static float *met[2];\n"
+             f"void double_sum(int n, const float *x, float *y, float *total) {{ {BODY}\n"
+             "  for (int k = 0; k < 2; k++) { if (!met[k]) met[k] = total; if (met[k] == total) { total[0] = (float)s; "
+             "return; } } }\n")
+
+
+@pytest.fixture(scope="module")
+def problem(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("problems") / "double-sum"
+    folder.mkdir()
+    (folder / "problem.toml").write_text(TOML)
+    (folder / "reference.c").write_text(HONEST)
+    return load_problem(folder, source="user")
+
+
+@pytest.mark.slow
+def test_every_placement_of_the_timed_calls_is_checked(problem, tmp_path_factory):
+    options = VerifyOptions(timing_policy=TimingOptions(min_trials=12, min_seconds=0.0, max_trials=12,
+                                                        flush_bytes=2**20), timeout_s=120)
+    with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), options) as verifier:
+        honest = verifier.evaluate(problem, HONEST, "c")
+        forgetful = verifier.evaluate(problem, FORGETFUL, "c")
+    assert honest.verdict == Verdict.CORRECT, honest.message
+    timed = next(f for f in honest.integrity if f.check == "timed-output")
+    assert timed.passed and f"of {PLACEMENTS} placements" in timed.detail, timed.detail
+    assert forgetful.verdict != Verdict.CORRECT, forgetful.message
+    failed = next(f for f in forgetful.integrity if f.check == "timed-output")
+    assert not failed.passed and "placement 1" in failed.detail, failed.detail
+    assert all(c.ok for c in forgetful.configs), "the correctness calls were right: only the timing shows it"
