@@ -88,20 +88,26 @@ def checked_outputs(specs: list, first: bool) -> list:
 
 
 class PlacementCycle:
-    """Which set of arrays the next timed call uses: in turn, across the blocks of one timing, so a side's
-    blocks of three trials still visit every placement and both sides visit them in the same order."""
+    """The arrays one side's timed calls use, in turn across the blocks of one timing (a side's blocks of
+    three trials still visit every placement, and both sides visit them in the same order), with the
+    upcoming placement's `inout` arrays put back before each call, untimed (`timing.measure`'s `before`),
+    on both sides alike so their times compare."""
 
-    def __init__(self, count: int) -> None:
-        self.count, self.calls = count, 0
+    def __init__(self, sets: list[dict[str, torch.Tensor]], originals: list[dict[str, torch.Tensor]],
+                 specs: list) -> None:
+        self.sets, self.originals, self.calls = sets, originals, 0
+        self.argvs = [[s[a.name].data_ptr() if a.is_array else a.value for a in specs] for s in sets]
 
-    def upcoming(self) -> int:
-        return self.calls % self.count
+    def restore(self, _name: str = "", _trial: int = 0) -> None:
+        upcoming = self.calls % len(self.sets)
+        for name, value in self.originals[upcoming].items():
+            self.sets[upcoming][name].copy_(value)
 
-    def advance(self) -> int:
-        index = self.upcoming()
+    def next_argv(self) -> list:
+        argv = self.argvs[self.calls % len(self.sets)]
         self.calls += 1
-        return index
+        return argv
 
-    def used(self) -> int:
-        """How many of the sets a call has used (they are used in order)."""
-        return min(self.calls, self.count)
+    def used(self) -> list[dict[str, torch.Tensor]]:
+        """The sets a call has used (they are used in order)."""
+        return self.sets[:min(self.calls, len(self.sets))]
