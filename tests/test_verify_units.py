@@ -254,7 +254,7 @@ def test_judge_and_runner_time_c_calls_on_the_same_placements_in_the_same_order(
             CArgSpec("bins", "int", True, "out", 256), CArgSpec("acc", "double", True, "inout", 1000)]
     config = ConfigSpec("large", False, {"n": 1000}, [5], args)
     job = Job(kind="c", device="cpu", candidate_source="s", candidate_language="c", init_seed=7,
-              configs=[config], timing=TimingSpec("large", 5, flush_bytes=2**20, baselines=["c-reference"]))
+              configs=[config], timing=TimingSpec("large", 5, baselines=["c-reference"]))
     runner = CCandidate(job.candidate_spec(), tmp_path, b"")
     values = make_inputs(runner.args("large"), {"n": 1000}, 5, None)
 
@@ -272,7 +272,8 @@ def test_judge_and_runner_time_c_calls_on_the_same_placements_in_the_same_order(
     _, cpu = judge.baseline_fns(config, values)
     runner.fn = recorder(run)
     for block in (3, 5, 4):  # blocks as the judge alternates them; the placements cycle across blocks
-        judge.judge_block(cpu, "cpu", block, warmup=0)
+        for i in range(block):
+            cpu["c-reference"](i)
         _, outputs = runner.time_block("large", [5], block, 0, 0)
     # the timed results come back once a buffer: a large array only with the first placement
     assert [[t.numel() for t in o] for o in outputs] == [[big, 256, 1000]] + [[256, 1000]] * (PLACEMENTS - 1)

@@ -57,7 +57,6 @@ class CJudge:
         self.libraries = libraries
         self.inputs_path: str | None = None
         self.region_bytes = 0
-        self.cycles: dict[str, PlacementCycle] = {}  # baseline → the placements its timed calls take in turn
 
     @property
     def seeds(self) -> list[int]:
@@ -197,22 +196,30 @@ class CJudge:
     def baseline_fns(self, spec: ConfigSpec, values: dict) -> tuple[dict, dict]:
         """(GPU baselines timed with events, CPU ones timed with the host clock): the naive CUDA port on
         device arrays, the C reference on host ones, each rotating through the placements the runner's
-        timed calls use, in the same order (`c_entry.timing_placements`)."""
+        timed calls use, in the same order (`c_entry.timing_placements`); `inout` arrays restored first."""
+        inouts = [a.name for a in spec.c_args if a.is_array and a.intent == "inout"]
         gpu, cpu = {}, {}
         if self.baseline_fn is not None:
-            gpu["naive-cuda"] = self.rotating_call("naive-cuda", self.baseline_fn, spec, values, "cuda")
+            gpu["naive-cuda"] = self.rotating_call(self.baseline_fn, spec, values, inouts, "cuda")
         if "c-reference" in self.job.timing.baselines:
-            cpu["c-reference"] = self.rotating_call("c-reference", self.ref_fn, spec, values, "cpu")
+            cpu["c-reference"] = self.rotating_call(self.ref_fn, spec, values, inouts, "cpu")
         return gpu, cpu
 
-    def rotating_call(self, name: str, fn, spec: ConfigSpec, values: dict, device: str):
-        """`fn` as a timed callable whose calls take the placements in turn (the cycle spans the blocks);
-        `judge_block` restores its `inout` arrays before each call, untimed, as the runner does."""
-        inouts = {a.name: torch.from_numpy(values[a.name]).to(device) for a in spec.c_args
-                  if a.is_array and a.intent == "inout"}
+    @staticmethod
+    def rotating_call(fn, spec: ConfigSpec, values: dict, inouts: list[str], device: str):
+        """`fn` as a timed callable whose calls take the placements in turn (the cycle spans the blocks)."""
         sets = timing_placements(spec.c_args, values, device)
-        cycle = self.cycles[name] = PlacementCycle(sets, [inouts] * len(sets), spec.c_args)
-        return lambda _i: fn(*cycle.next_argv())
+        pristine = {n: torch.from_numpy(values[n]).to(device) for n in inouts}
+        argvs = [[s[a.name].data_ptr() if a.is_array else a.value for a in spec.c_args] for s in sets]
+        cycle = PlacementCycle(len(sets))
+
+        def call(_i: int) -> None:
+            index = cycle.advance()
+            for name, value in pristine.items():
+                sets[index][name].copy_(value)
+            fn(*argvs[index])
+
+        return call
 
     def runner_block(self, spec: ConfigSpec, seeds: list[int], trials: int, warmup: int,
                      snapshot: bool = False) -> clock.Block:
@@ -220,8 +227,7 @@ class CJudge:
                                   snapshot)
 
     def judge_block(self, fns: dict, device: str, trials: int, warmup: int) -> dict[str, clock.Block]:
-        return clock.judge_blocks(fns, device, trials, warmup, self.job.timing.flush_bytes,
-                                  before=lambda name, trial: self.cycles[name].restore())
+        return clock.judge_blocks(fns, device, trials, warmup, self.job.timing.flush_bytes)
 
     def time(self) -> None:
         spec_t = self.job.timing

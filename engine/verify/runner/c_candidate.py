@@ -41,7 +41,8 @@ class CCandidate:
         self.cuda = self.device == "cuda"
         self.inputs_path: str | None = None
         self.buffers: dict[str, dict] = {}
-        self.timing_sets: dict[tuple, PlacementCycle] = {}
+        self.timing_sets: dict[tuple, list[dict]] = {}
+        self.cycle = PlacementCycle(1)
         self.load_seconds = 0.0
 
     def args(self, config: str) -> list[ArgSpec]:
@@ -138,35 +139,42 @@ class CCandidate:
         args = self.args(config)
         key = (config, tuple(seeds))
         if key not in self.timing_sets:
-            sets, originals = [], []
+            self.timing_sets = {key: []}
             for seed in seeds:
                 values = self.host_values(config, seed)
-                inouts = {a.name: torch.from_numpy(values[a.name]).to(self.device) for a in args
-                          if a.is_array and a.intent == "inout"}
+                pristine = {a.name: torch.from_numpy(values[a.name]).to(self.device) for a in args
+                            if a.is_array and a.intent == "inout"}
                 for buffers in timing_placements(args, values, self.device):
                     for arg in args:
                         if arg.is_array and arg.intent == "out":
                             poison_(buffers[arg.name])
-                    sets.append(buffers)
-                    originals.append(inouts)
-            self.timing_sets = {key: PlacementCycle(sets, originals, args)}
-        cycle = self.timing_sets[key]
+                    self.timing_sets[key].append({"buffers": buffers, "pristine": pristine})
+            self.cycle = PlacementCycle(len(self.timing_sets[key]))
+        sets = self.timing_sets[key]
+        argvs = [self.argv(config, s["buffers"]) for s in sets]
+        cycle = self.cycle
+
+        def restore(_name: str, _trial: int) -> None:
+            upcoming = sets[cycle.upcoming()]
+            for name, value in upcoming["pristine"].items():
+                upcoming["buffers"][name].copy_(value)
+
         policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
                                     floor_trials=trials)
         try:
-            samples = timing.measure({"candidate": lambda _i: self.fn(*cycle.next_argv())}, policy, self.device,
-                                     flush_bytes, before=cycle.restore, warmup=warmup, cross_check=False)
+            samples = timing.measure({"candidate": lambda _i: self.fn(*argvs[cycle.advance()])}, policy,
+                                     self.device, flush_bytes, before=restore, warmup=warmup, cross_check=False)
             if self.cuda:
                 torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001
             raise from_exception(exc, f"timing on {config!r}") from exc
-        outputs = [[buffers[a.name] for a in checked_outputs(args, k % PLACEMENTS == 0)]
-                   for k, buffers in enumerate(cycle.used())]
+        outputs = [[s["buffers"][a.name] for a in checked_outputs(args, k % PLACEMENTS == 0)]
+                   for k, s in enumerate(sets[:cycle.used()])]
         return samples["candidate"].times_us, outputs
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:
         self.time_block(config, seeds, 1, 0, 0)
-        argv = self.timing_sets[(config, tuple(seeds))].argvs[0]
+        argv = self.argv(config, self.timing_sets[(config, tuple(seeds))][0]["buffers"])
         calls, started = 0, _perf_counter()
         try:
             while _perf_counter() - started < seconds:

@@ -88,26 +88,20 @@ def checked_outputs(specs: list, first: bool) -> list:
 
 
 class PlacementCycle:
-    """The arrays one side's timed calls use, in turn across the blocks of one timing (a side's blocks of
-    three trials still visit every placement, and both sides visit them in the same order), with the
-    upcoming placement's `inout` arrays put back before each call, untimed (`timing.measure`'s `before`),
-    on both sides alike so their times compare."""
+    """Which set of arrays the next timed call uses: in turn, across the blocks of one timing, so a side's
+    blocks of three trials still visit every placement and both sides visit them in the same order."""
 
-    def __init__(self, sets: list[dict[str, torch.Tensor]], originals: list[dict[str, torch.Tensor]],
-                 specs: list) -> None:
-        self.sets, self.originals, self.calls = sets, originals, 0
-        self.argvs = [[s[a.name].data_ptr() if a.is_array else a.value for a in specs] for s in sets]
+    def __init__(self, count: int) -> None:
+        self.count, self.calls = count, 0
 
-    def restore(self, _name: str = "", _trial: int = 0) -> None:
-        upcoming = self.calls % len(self.sets)
-        for name, value in self.originals[upcoming].items():
-            self.sets[upcoming][name].copy_(value)
+    def upcoming(self) -> int:
+        return self.calls % self.count
 
-    def next_argv(self) -> list:
-        argv = self.argvs[self.calls % len(self.sets)]
+    def advance(self) -> int:
+        index = self.upcoming()
         self.calls += 1
-        return argv
+        return index
 
-    def used(self) -> list[dict[str, torch.Tensor]]:
-        """The sets a call has used (they are used in order)."""
-        return self.sets[:min(self.calls, len(self.sets))]
+    def used(self) -> int:
+        """How many of the sets a call has used (they are used in order)."""
+        return min(self.calls, self.count)
