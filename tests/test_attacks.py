@@ -280,10 +280,8 @@ def test_a_patched_timer_is_caught_by_the_judges_clock(world):
     if world["pool"].gpu:
         pytest.skip("on a GPU this candidate has no kernel of its own; tests/test_attacks_gpu.py forges CUDA events")
     result = attack(world, "patch_timer.py")
-    assert result.verdict == Verdict.INTEGRITY_VIOLATION, result.message
     clock = next(f for f in result.integrity if f.check == "stream-escape")
-    assert not clock.passed and "judge's clock" in clock.detail
-    assert result.speedup is None
+    assert _clock_refused(result) and "judge's clock" in clock.detail, clock.detail
 
 
 def test_a_timer_slowed_by_a_plausible_share_is_caught_too(world):
@@ -292,9 +290,8 @@ def test_a_timer_slowed_by_a_plausible_share_is_caught_too(world):
     if not boundary().cgroup:
         pytest.skip("without a job cgroup the judge cannot meter waiting for a core, and allows half the claim")
     result = attack(world, "shave_timer.py")
-    assert result.verdict == Verdict.INTEGRITY_VIOLATION, result.message
     clock = next(f for f in result.integrity if f.check == "stream-escape")
-    assert not clock.passed and "unexplained" in clock.detail
+    assert _clock_refused(result) and "unexplained" in clock.detail, clock.detail
 
 
 def test_a_forged_reply_on_the_judges_socket_is_not_a_verdict(world):
@@ -321,3 +318,61 @@ def test_importing_a_hostile_problem_file_runs_its_code_in_the_sandbox(world, tm
     assert list(world["canary"].iterdir()) == [] and not Path(f"/tmp/{world['marker']}").exists()
     assert world["listener"].received == []
     assert _rows(world["home"]) == world["rows"]
+
+
+# --- the verdict from what the judge observes: timing, fresh values, unpredictable checks ------------------
+
+def _no_speed_earned(result: EvaluationResult) -> bool:
+    return result.verdict != Verdict.CORRECT or result.speedup is None
+
+
+def _clock_refused(result: EvaluationResult) -> bool:
+    """The judge's clock failed the claim, or (on a machine it saw busy) could not decide and credited no speed."""
+    clock = next((f for f in result.integrity if f.check == "stream-escape"), None)
+    return result.speedup is None and clock is not None and (not clock.passed or "no speed is credited" in clock.detail)
+
+
+def test_a_candidate_cannot_plan_its_own_timing_by_its_claims(world):
+    if world["pool"].gpu:
+        pytest.skip("on a GPU this candidate has no kernel of its own; tests/test_attacks_gpu.py forges calibration")
+    result = attack(world, "forge_calibration.py")
+    clock = next(f for f in result.integrity if f.check == "stream-escape")
+    assert _clock_refused(result), clock.detail
+    assert "too few trials" not in clock.detail  # planned from the judge's clock: enough trials to decide
+
+
+def test_a_c_constructor_that_replaces_the_timer_plans_nothing(world):
+    result = attack(world, "c_forge_calibration.c", problem="c", language="c")
+    assert _no_speed_earned(result) and _clock_refused(result), result.message
+
+
+def test_work_hidden_in_the_room_the_flush_leaves_is_caught(world):
+    if world["pool"].gpu:
+        pytest.skip("a CPU timer: on a GPU the events decide (tests/test_attacks_gpu.py)")
+    result = attack(world, "hide_beside_the_flush.py",
+                    timing_policy=replace(OPTIONS.timing_policy, flush_bytes=32 << 20))
+    clock = next(f for f in result.integrity if f.check == "stream-escape")
+    assert _clock_refused(result) and "unexplained" in clock.detail, clock.detail
+
+
+def test_remembering_answers_per_tensor_while_timed_is_caught_on_a_timed_call(world):
+    result = attack(world, "memo_while_timed.py")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and result.speedup is None, result.message
+    assert all(c.ok for c in result.configs), "the correctness calls were honest: only timed calls show it"
+    timed = next(f for f in result.integrity if f.check == "timed-output")
+    assert not timed.passed and "chosen after its block ran" in timed.detail, timed.detail
+
+
+def test_working_only_on_the_calls_expected_to_be_checked_is_caught(world):
+    result = attack(world, "compute_when_checked.py")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and result.speedup is None, result.message
+    timed = next(f for f in result.integrity if f.check == "timed-output")
+    assert not timed.passed, timed.detail
+
+
+def test_a_c_cache_keyed_on_buffers_and_sampled_values_never_pays(world):
+    """Every timed call sees new values, so the cache misses: either the answer is wrong, or the work was
+    done and the speed is the slow loop's own (far below the plain C reference)."""
+    result = attack(world, "c_sample_cache.c", problem="c", language="c")
+    assert result.verdict != Verdict.CORRECT or (result.speedup is not None and result.speedup < 0.5), \
+        f"{result.verdict}: {result.message}"

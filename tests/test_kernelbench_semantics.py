@@ -18,7 +18,7 @@ from tests.verify_support import verifier_in_fresh_home
 HERE = Path(__file__).parent / "kernelbench"
 # Integrity checks off: these candidates are the reference's own torch code on purpose (on a GPU they would
 # rightly fail kernel coverage); what is tested is how both sides are built, seeded, run and compared.
-FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=3, min_seconds=0.0, max_trials=6, max_seconds=1.0,
+FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0.0, max_trials=30, max_seconds=1.0,
                                                  flush_bytes=1 << 20), timeout_s=120, runtime_checks=False)
 
 

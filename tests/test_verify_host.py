@@ -24,7 +24,7 @@ from engine.verify.records import EvaluationResult, Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"
-FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=3, min_seconds=0.0, max_trials=6, max_seconds=1.0,
+FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0.0, max_trials=30, max_seconds=1.0,
                                                  flush_bytes=1 << 20), timeout_s=120)
 USABLE = sorted(os.sched_getaffinity(0))
 CORE = USABLE[-1]

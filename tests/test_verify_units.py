@@ -204,13 +204,16 @@ def test_process_guard_reports_a_changed_precision_flag():
 
 def test_a_runner_is_told_the_code_but_no_seed_tolerance_or_answer():
     job = Job(kind="pytorch", device="cpu", candidate_source="class ModelNew: ...", candidate_language="python",
-              init_seed=7, configs=[ConfigSpec("small", True, {"n": 4}, [123456789, 987654321])], rtol=1e-3,
+              init_seed=7, configs=[ConfigSpec("small", False, {"n": 4}, [123456789, 987654321]),
+                                    ConfigSpec("odd", True, {"n": 4099}, [5])], rtol=1e-3,
               timing=TimingSpec("small", 555555), reference_path="/home/someone/.local/share/problems/x/reference.py")
     spec = job.candidate_spec().to_json()
     text = str(spec)
     assert "123456789" not in text and "987654321" not in text and "555555" not in text
     assert "rtol" not in text and "hidden" not in text and "/home/someone" not in text
     assert spec["configs"][0]["params"] == {"n": 4}
+    assert "4099" not in text and "odd" not in text  # a hidden configuration's sizes: only when it runs
+    assert job.hidden_call("odd")["config_call"]["params"] == {"n": 4099} and job.hidden_call("small") == {}
 
 
 def test_job_round_trips_through_json():
@@ -240,47 +243,107 @@ def test_the_c_reference_beside_a_gpu_candidate_is_sized_by_its_own_first_call()
     assert reference_calls(0.0) == most
 
 
-def test_judge_and_runner_time_c_calls_on_the_same_placements_in_the_same_order(tmp_path):
+def test_judge_and_runner_time_c_calls_on_the_same_placements_and_values_in_the_same_order(tmp_path):
     """An atomics-bound kernel's time follows where its hot output lies (histogram: 30 % within a 1 KiB
     window on an H100), so the naive port the judge times and the candidate the runner times must see the
-    same offsets, rotating through the same placements across blocks, on the right values."""
+    same offsets, rotating through the same placements across blocks, on the same fresh values: every call
+    a new rotation of the drawn inputs, its `inout` arrays restored to their rotated values and its outputs
+    poisoned before it, untimed."""
     from engine.verify.judge.c_judge import CJudge
     from engine.verify.runner.c_candidate import CCandidate
     from engine.verify.wire.c_entry import PLACEMENT_PERIOD, PLACEMENTS, ROTATED_BYTES, placement_residue
-    from engine.verify.wire.c_inputs import make_inputs
+    from engine.verify.wire.c_inputs import made_inputs
+    from engine.verify.wire.c_timing import values_of_call
 
     big = ROTATED_BYTES // 4 + 1  # floats: one array past the rotation threshold keeps a single placement
     args = [CArgSpec("n", "int", False, "in", value=1000), CArgSpec("x", "float", True, "out", big),
-            CArgSpec("bins", "int", True, "out", 256), CArgSpec("acc", "double", True, "inout", 1000)]
+            CArgSpec("bins", "int", True, "out", 256), CArgSpec("acc", "double", True, "inout", 1000),
+            CArgSpec("w", "float", True, "in", 1000)]
     config = ConfigSpec("large", False, {"n": 1000}, [5], args)
     job = Job(kind="c", device="cpu", candidate_source="s", candidate_language="c", init_seed=7,
               configs=[config], timing=TimingSpec("large", 5, baselines=["c-reference"]))
     runner = CCandidate(job.candidate_spec(), tmp_path, b"")
-    values = make_inputs(runner.args("large"), {"n": 1000}, 5, None)
+    values, drawn = made_inputs(runner.args("large"), {"n": 1000}, 5, None)
+    assert drawn == {"x", "bins", "acc", "w"}
 
     def recorder(seen: list):
-        def call(n, x, bins, acc):
-            seen.append((x % PLACEMENT_PERIOD, bins % PLACEMENT_PERIOD, acc % PLACEMENT_PERIOD, x, bins))
-            got = torch.frombuffer((ctypes.c_double * 1000).from_address(acc), dtype=torch.float64)
-            assert torch.equal(got, torch.from_numpy(values["acc"])), "an inout array was not restored"
-            got.add_(1.0)  # the call changes its inout array, as a real one does
+        def call(n, x, bins, acc, w):
+            inout = torch.frombuffer((ctypes.c_double * 1000).from_address(acc), dtype=torch.float64)
+            weights = torch.frombuffer((ctypes.c_float * 1000).from_address(w), dtype=torch.float32)
+            out = torch.frombuffer((ctypes.c_int * 256).from_address(bins), dtype=torch.int32)
+            seen.append((x % PLACEMENT_PERIOD, bins % PLACEMENT_PERIOD, acc % PLACEMENT_PERIOD, x, bins,
+                         inout.clone(), weights.clone(), bool((out == -1).all())))
+            inout.add_(1.0)  # the call changes its inout array, as a real one does
+            weights.zero_()  # and scribbles over an input: the next call must not see it
+            out.fill_(3)
         return call
 
     judged, run = [], []
     judge = CJudge(job, None, tmp_path, {})
     judge.baseline_fn, judge.ref_fn = None, recorder(judged)
-    _, cpu = judge.baseline_fns(config, values)
+    _, cpu = judge.baseline_fns(config, values, drawn, 5)
+    reference = cpu["c-reference"]
     runner.fn = recorder(run)
     for block in (3, 5, 4):  # blocks as the judge alternates them; the placements cycle across blocks
+        reference.start_block()
         for i in range(block):
-            cpu["c-reference"](i)
-        _, outputs = runner.time_block("large", [5], block, 0, 0)
-    # the timed results come back once a buffer: a large array only with the first placement
-    assert [[t.numel() for t in o] for o in outputs] == [[big, 256, 1000]] + [[256, 1000]] * (PLACEMENTS - 1)
+            reference.before("c-reference", i)
+            reference(i)
+            reference.after("c-reference", i)
+        _, digests = runner.time_block("large", 5, block, 0, 0)
+        assert len(digests) == block and len(runner.timed.kept) == block
     assert [r[:3] for r in judged] == [r[:3] for r in run]
     assert [r[1] for r in run[:PLACEMENTS]] == [placement_residue(2, k) for k in range(PLACEMENTS)]
     assert len({r[4] for r in run}) == PLACEMENTS and len({r[3] for r in run}) == 1  # small rotate, big stays
     assert {r[0] for r in run} == {placement_residue(1)} and {r[2] for r in judged} == {placement_residue(3, k)
                                                                                         for k in range(PLACEMENTS)}
+    for call, (mine, theirs) in enumerate(zip(run, judged, strict=True)):
+        saw = values_of_call(values, drawn, args, 5, call)
+        assert torch.equal(mine[5], torch.from_numpy(saw["acc"])) and torch.equal(theirs[5], mine[5])
+        assert torch.equal(mine[6], torch.from_numpy(saw["w"])) and mine[7] and theirs[7]
+    assert len({tuple(r[6][:8].tolist()) for r in run}) == len(run)  # no two calls saw the same values
+    kept = runner.kept_outputs([0, 3])
+    assert [len(k) for k in kept] == [3, 3] and int(kept[0][1][0]) == 3  # every output of the call, as written
     residues = [placement_residue(p) for p in range(16)]
     assert len({r % 4096 for r in residues}) == 16 and len({r // 1024 for r in residues}) == 16
+
+
+def test_fresh_calls_give_every_call_new_values_in_the_same_tensors_and_keep_each_output():
+    from engine.verify.wire.fresh import FreshCalls, kept_digests, trial_seed
+    from engine.verify.wire.inputs import reuse_buffers
+
+    def make(seed: int) -> list:
+        generator = torch.Generator().manual_seed(seed)
+        return [torch.randn(64, generator=generator)]
+
+    out = torch.empty(64)
+
+    def call(inputs: list) -> list:  # a candidate that hands back one buffer it rewrites every call
+        return [torch.clamp(inputs[0], min=0, out=out)]
+
+    calls = FreshCalls(make, call, base_seed=11, refill=reuse_buffers)
+    tensor = calls.inputs[0]
+    calls.start_block()
+    measure({"c": calls}, TrialPolicy(4, 0.0, 4, 5.0), "cpu", flush_bytes=1 << 12, before=calls.before,
+            after=calls.after, warmup=2)
+    assert calls.inputs[0] is tensor and calls.calls == 6 and [c for c, _ in calls.kept] == [2, 3, 4, 5]
+    for number, outputs in calls.kept:
+        assert torch.equal(outputs[0], torch.relu(make(trial_seed(11, number))[0]))
+    assert len(set(kept_digests(calls.kept))) == 4
+
+
+def test_the_output_digest_follows_every_bit_and_is_the_same_on_every_side():
+    from engine.verify.wire.fresh import digest
+
+    x = torch.randn(1000)
+    same = x.clone()
+    flipped = x.clone()
+    flipped.view(torch.int32)[517] ^= 1
+    assert digest([x]) == digest([same]) and digest([x]) != digest([flipped])
+    assert digest([x.reshape(10, 100)]) != digest([x])  # the shape is part of it
+    assert digest([x[:999]]) != digest([x[:998]]) and digest([torch.ones(3, dtype=torch.uint8)]) >= 0
+    assert digest([x, 2]) != digest([x, 3]) and digest([x, 2]) == digest([same, 2])
+    nudged = x.clone()
+    nudged.view(torch.int32)[3] += 2  # two words moved by opposite amounts: a linear sum would not notice
+    nudged.view(torch.int32)[4] -= 2
+    assert digest([nudged]) != digest([x])

@@ -217,6 +217,8 @@ def write_run_once_folder(problem: Problem, source: str, language: str, folder: 
     job = make_job(problem, build, source, device, cache_dir=settings.cache_dir, trials=1, timing=None,
                    arch=settings.gpu_arch, checks=False, mode="run_once")
     job.configs = [c for c in job.configs if c.name == chosen.name]
+    for c in job.configs:
+        c.hidden = False  # the one configuration asked for is the runner's to see
     spec = job.candidate_spec()
     plan = {"spec": spec.to_json(), "config": chosen.name, "seed": job.configs[0].seeds[0], "init_seed": job.init_seed,
             "repeats": repeats}

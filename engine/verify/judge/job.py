@@ -115,11 +115,20 @@ class Job:
     def config(self, name: str) -> ConfigSpec:
         return next(c for c in self.configs if c.name == name)
 
+    def config_call(self, name: str) -> ConfigCall:
+        """A configuration as the runner may see it; a hidden one goes only with the request that runs it."""
+        c = self.config(name)
+        return ConfigCall(c.name, dict(c.params), [asdict(a) for a in c.c_args])
+
+    def hidden_call(self, name: str) -> dict:
+        """The fields a request on configuration `name` carries: its sizes if they were kept back."""
+        return {"config_call": asdict(self.config_call(name))} if self.config(name).hidden else {}
+
     def candidate_spec(self) -> CandidateSpec:
         return CandidateSpec(
             kind=self.kind, device=self.device, language=self.candidate_language, flavor=self.flavor,
             source=self.candidate_source,
-            configs=[ConfigCall(c.name, dict(c.params), [asdict(a) for a in c.c_args]) for c in self.configs],
+            configs=[self.config_call(c.name) for c in self.configs if not c.hidden],
             reference_source=self.reference_source, reference_path=Path(self.reference_path).name,
             inputs_source=self.inputs_source, entry=self.entry, dtype=self.dtype, arch_list=self.arch_list,
             extensions_name="prebuilt" if self.extensions_dir else None, reseed_calls=self.reseed_calls)

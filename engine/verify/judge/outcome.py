@@ -127,6 +127,7 @@ class JobState:
     load_seconds: float | None = None
     energy: dict | None = None
     fatal: bool = False
+    speed_withheld: str | None = None  # why no speed is credited (the clock check could not decide)
     stage_seconds: dict[str, float] = field(default_factory=dict)  # where the job's time went
     on_stage: Callable[[str, str], None] | None = None  # (stage, "start" | "end"): the pool watches the timing
 
@@ -160,9 +161,14 @@ def final_result(state: JobState, device: str, seeds: list[int]) -> EvaluationRe
         message = f"correct on {len(state.configs)} configurations"
         if state.candidate_us is not None:
             message += f"; {state.candidate_us:.1f} µs on {state.timed_config!r}"
-            if state.baseline_us:
+            if state.baseline_us and not state.speed_withheld:
                 message += f", {state.baseline_us / state.candidate_us:.2f}× vs {state.baseline_name}"
+        if state.speed_withheld:
+            message += "; no speed credited: the judge's clock could not corroborate the timing"
+            state.notes.append(f"no speed credited: {state.speed_withheld}")
     speedup = (state.baseline_us / state.candidate_us) if (state.baseline_us and state.candidate_us) else None
+    if state.speed_withheld:
+        speedup = None
     return EvaluationResult(
         verdict=verdict, message=message, configs=state.configs, integrity=state.findings.as_list(),
         kernels=state.kernels, timed_config=state.timed_config, candidate_us=state.candidate_us,

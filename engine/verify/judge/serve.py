@@ -66,6 +66,7 @@ class Judge:
         from engine.verify.wire.channel import Channel
 
         session = RunnerSession(Channel.from_fd(runner_fd), job.device, cache=self.regions, meter=meter)
+        session.kept_back = {c.name: job.hidden_call(c.name) for c in job.configs if c.hidden}
         started = time.perf_counter()
         try:
             try:

@@ -136,12 +136,14 @@ class RunnerSession:
     lost: bool = False
     rtt_s: float = 0.0
     meter: Meter | None = None  # the runner's kernel accounting, where the pool could open it
+    kept_back: dict[str, dict] = field(default_factory=dict)  # hidden configurations: sent with their first request
 
     def request(self, op: str, stage: str | None = None, fds: tuple[int, ...] = (), **fields) -> dict:
         """Send one request and return the reply; raises RunnerLost, RunnerMisbehaved or CandidateError."""
         stage = stage or op
+        told = self.kept_back.pop(fields.get("config"), None) if isinstance(fields.get("config"), str) else None
         try:
-            self.channel.send({"op": op, "stage": stage, **fields}, fds=fds)
+            self.channel.send({"op": op, "stage": stage, **fields, **(told or {})}, fds=fds)
             reply, _, extra_fds = self.channel.receive(max_payload=0)
         except (ChannelClosed, OSError) as exc:
             self.lost = True

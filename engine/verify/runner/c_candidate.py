@@ -15,18 +15,13 @@ from pathlib import Path
 
 import torch
 
-from engine.verify.runner.failures import from_exception, plain
+from engine.verify.runner.failures import CandidateFailure, from_exception, plain
 from engine.verify.wire import timing
-from engine.verify.wire.c_entry import (
-    PLACEMENTS,
-    PlacementCycle,
-    checked_outputs,
-    load_entry,
-    placed_copy,
-    timing_placements,
-)
-from engine.verify.wire.c_inputs import ArgSpec, make_inputs
+from engine.verify.wire.c_entry import load_entry, placed_copy
+from engine.verify.wire.c_inputs import ArgSpec, made_inputs, make_inputs
+from engine.verify.wire.c_timing import CTimedCalls
 from engine.verify.wire.candidate import CandidateSpec
+from engine.verify.wire.fresh import kept_digests
 from engine.verify.wire.poison import poison_
 
 _perf_counter = time.perf_counter
@@ -41,8 +36,8 @@ class CCandidate:
         self.cuda = self.device == "cuda"
         self.inputs_path: str | None = None
         self.buffers: dict[str, dict] = {}
-        self.timing_sets: dict[tuple, list[dict]] = {}
-        self.cycle = PlacementCycle(1)
+        self.timed: CTimedCalls | None = None
+        self.timed_key: tuple | None = None
         self.load_seconds = 0.0
 
     def args(self, config: str) -> list[ArgSpec]:
@@ -132,49 +127,47 @@ class CCandidate:
 
     # --- timing -----------------------------------------------------------------------------------
 
-    def time_block(self, config: str, seeds: list[int], trials: int, warmup: int, flush_bytes: int,
-                   snapshot: bool = False) -> tuple[list[float], list]:
-        """Timed calls rotating through the placements of each seed's arrays (`c_entry.timing_placements`),
-        in the order the judge's baselines use; the buffers stay for later blocks of the same timing."""
+    def time_block(self, config: str, base_seed: int, trials: int, warmup: int,
+                   flush_bytes: int) -> tuple[list[float], list[int]]:
+        """Timed calls rotating through the placements of the timing's arrays (`c_timing.CTimedCalls`, the
+        same steps as the judge's baselines), each on fresh values with poisoned outputs; (their times, a
+        digest of each one's outputs). The buffers stay for later blocks of the same timing."""
         args = self.args(config)
-        key = (config, tuple(seeds))
-        if key not in self.timing_sets:
-            self.timing_sets = {key: []}
-            for seed in seeds:
-                values = self.host_values(config, seed)
-                pristine = {a.name: torch.from_numpy(values[a.name]).to(self.device) for a in args
-                            if a.is_array and a.intent == "inout"}
-                for buffers in timing_placements(args, values, self.device):
-                    for arg in args:
-                        if arg.is_array and arg.intent == "out":
-                            poison_(buffers[arg.name])
-                    self.timing_sets[key].append({"buffers": buffers, "pristine": pristine})
-            self.cycle = PlacementCycle(len(self.timing_sets[key]))
-        sets = self.timing_sets[key]
-        argvs = [self.argv(config, s["buffers"]) for s in sets]
-        cycle = self.cycle
-
-        def restore(_name: str, _trial: int) -> None:
-            upcoming = sets[cycle.upcoming()]
-            for name, value in upcoming["pristine"].items():
-                upcoming["buffers"][name].copy_(value)
-
-        policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                    floor_trials=trials)
         try:
-            samples = timing.measure({"candidate": lambda _i: self.fn(*argvs[cycle.advance()])}, policy,
-                                     self.device, flush_bytes, before=restore, warmup=warmup, cross_check=False)
+            if self.timed is None or self.timed_key != (config, base_seed):
+                self.timed = None
+                values, drawn = self.made_values(config, base_seed)
+                self.timed = CTimedCalls(self.fn, args, values, drawn, self.device, base_seed)
+                self.timed_key = (config, base_seed)
+            calls = self.timed
+            calls.start_block()
+            policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
+                                        floor_trials=trials)
+            samples = timing.measure({"candidate": calls}, policy, self.device, flush_bytes, before=calls.before,
+                                     after=calls.after, warmup=warmup, cross_check=False)
             if self.cuda:
                 torch.cuda.synchronize()
+        except CandidateFailure:
+            raise
         except Exception as exc:  # noqa: BLE001
             raise from_exception(exc, f"timing on {config!r}") from exc
-        outputs = [[s["buffers"][a.name] for a in checked_outputs(args, k % PLACEMENTS == 0)]
-                   for k, s in enumerate(sets[:cycle.used()])]
-        return samples["candidate"].times_us, outputs
+        return samples["candidate"].times_us, kept_digests(calls.kept)
+
+    def made_values(self, config: str, seed: int) -> tuple[dict, frozenset[str]]:
+        call = self.spec.config(config)
+        try:
+            return made_inputs(self.args(config), call.params, seed, self.inputs_path)
+        except Exception as exc:  # noqa: BLE001 - the problem's input rules failed: its fault, said so
+            raise from_exception(exc, f"the problem's input generation on {config!r}") from exc
+
+    def kept_outputs(self, positions: list[int]) -> list[list]:
+        kept = self.timed.kept if self.timed is not None else []
+        return [kept[p][1] if 0 <= p < len(kept) else [] for p in positions]
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:
-        self.time_block(config, seeds, 1, 0, 0)
-        argv = self.argv(config, self.timing_sets[(config, tuple(seeds))][0]["buffers"])
+        if self.timed is None or self.timed_key[0] != config:
+            self.time_block(config, seeds[0], 1, 0, 0)
+        argv = self.timed.argv(0)
         calls, started = 0, _perf_counter()
         try:
             while _perf_counter() - started < seconds:
@@ -186,4 +179,3 @@ class CCandidate:
         except Exception as exc:  # noqa: BLE001
             raise from_exception(exc, "the energy loop") from exc
         return calls
-

@@ -20,6 +20,7 @@ from engine.verify.runner.guards import ProcessGuard
 from engine.verify.runner.scrub import scrub_free_blocks
 from engine.verify.wire import timing
 from engine.verify.wire.candidate import CandidateSpec
+from engine.verify.wire.fresh import FreshCalls, kept_digests
 from engine.verify.wire.inputs import as_list, make_inputs, reuse_buffers
 from engine.verify.wire.profiling import profile_call
 from engine.verify.wire.reference_module import load_module
@@ -40,9 +41,8 @@ class TorchCandidate:
         self.references: dict[str, types.ModuleType] = {}
         self.models: dict[str, object] = {}
         self.previous: dict[str, list] = {}
-        self.timing_sets: dict[tuple, list] = {}
-        self.timed_calls = 0  # across blocks, so every input set keeps its turn
-        self.last_timed: list = []  # the last timed call's outputs on each input set
+        self.timed: FreshCalls | None = None
+        self.timed_key: tuple | None = None
         self.load_seconds = 0.0
 
     # --- loading ----------------------------------------------------------------------------------
@@ -145,58 +145,46 @@ class TorchCandidate:
             raise from_exception(exc, f"profiled forward on {config!r}") from exc
         return report.to_json()
 
-    def timing_inputs(self, config: str, seeds: list[int]) -> list:
-        key = (config, tuple(seeds))
-        if key not in self.timing_sets:
-            self.timing_sets = {}  # one timed configuration at a time: free the previous sets
-            self.timing_sets[key] = [make_inputs(self.reference(config), s, self.device) for s in seeds]
-            self.timed_calls, self.last_timed = 0, [[] for _ in seeds]
-        return self.timing_sets[key]
+    def timed_calls(self, config: str, base_seed: int) -> FreshCalls:
+        """The timed calls of one configuration's timing: every call on the values of its own seed, written
+        into the same tensors (a cache keyed on them returns stale data), its outputs kept for the judge."""
+        if self.timed is None or self.timed_key != (config, base_seed):
+            self.timed = None  # one timed configuration at a time: free the previous one's tensors first
+            model, reference = self.models[config], self.reference(config)
+            self.timed = FreshCalls(lambda seed: make_inputs(reference, seed, self.device),
+                                    lambda inputs: as_list(model(*inputs)), base_seed, reuse_buffers,
+                                    reseed=self.spec.reseed_calls)
+            self.timed_key = (config, base_seed)
+        return self.timed
 
-    def time_block(self, config: str, seeds: list[int], trials: int, warmup: int, flush_bytes: int,
-                   snapshot: bool = False) -> tuple[list[float], list]:
-        """Exactly `trials` event-timed calls rotating over the input sets; the last output on each set.
-
-        With `snapshot`, the last call on each set keeps a copy of its output (inside that trial, 1 of
-        many): a candidate may hand back a buffer it rewrites on its next call (a CUDA graph's static
-        output), and the check is of what each timed call returned."""
-        model = self.models[config]
-        sets = self.timing_inputs(config, seeds)
-        count = len(sets)
-        last = self.last_timed
-        offset = self.timed_calls
-
-        reseed = self.spec.reseed_calls
-
-        def seed(_name: str, i: int) -> None:  # untimed, ahead of the flush: seeding is host work
-            if reseed:
-                torch.manual_seed(seeds[(offset + i) % count])
-
-        def candidate(i: int):
-            k = (offset + i) % count
-            out = model(*sets[k])
-            if snapshot and i >= trials - count:
-                last[k] = [o.clone() if isinstance(o, torch.Tensor) else o for o in as_list(out)]
-            else:
-                last[k] = out
-            return out
-
-        policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                    floor_trials=trials)
+    def time_block(self, config: str, base_seed: int, trials: int, warmup: int,
+                   flush_bytes: int) -> tuple[list[float], list[int]]:
+        """Exactly `trials` event-timed calls, each on fresh values; (their times, a digest of each one's
+        outputs). The outputs stay until the next block, for the judge to ask for any of them."""
         try:
             with torch.no_grad():
-                samples = timing.measure({"candidate": candidate}, policy, self.device, flush_bytes, before=seed,
-                                         warmup=warmup, cross_check=False)
+                calls = self.timed_calls(config, base_seed)
+                calls.start_block()
+                policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
+                                            floor_trials=trials)
+                samples = timing.measure({"candidate": calls}, policy, self.device, flush_bytes, before=calls.before,
+                                         after=calls.after, warmup=warmup, cross_check=False)
+                if self.cuda:
+                    torch.cuda.synchronize()
+                return samples["candidate"].times_us, kept_digests(calls.kept)
         except (Exception, SystemExit) as exc:
             raise from_exception(exc, f"timing on {config!r}") from exc
-        self.timed_calls += trials + warmup
-        return samples["candidate"].times_us, [as_list(o) if isinstance(o, list | tuple) else [o] if o is not None
-                                               else [] for o in last]
+
+    def kept_outputs(self, positions: list[int]) -> list[list]:
+        """The outputs of the last block's timed calls at `positions` (as kept after each call)."""
+        kept = self.timed.kept if self.timed is not None else []
+        return [kept[p][1] if 0 <= p < len(kept) else [] for p in positions]
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:
-        """Back-to-back calls for `seconds` on the timed inputs (the judge reads the energy counter around them)."""
+        """Back-to-back calls for `seconds` on one input set (the judge reads the energy counter around them)."""
         model = self.models[config]
-        inputs = self.timing_inputs(config, seeds)[0]
+        inputs = self.timed.inputs if self.timed is not None and self.timed_key[0] == config else \
+            make_inputs(self.reference(config), seeds[0], self.device)
         calls, started = 0, _perf_counter()
         try:
             with torch.no_grad():

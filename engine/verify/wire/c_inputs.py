@@ -47,18 +47,30 @@ def _fill(spec: ArgSpec, rng: np.random.Generator) -> np.ndarray:
 
 def make_inputs(specs: list[ArgSpec], params: dict, seed: int, inputs_path: Path | str | None = None) -> dict:
     """Arrays (numpy) and scalars by argument name; inputs.py's make_inputs overrides what it returns."""
+    return made_inputs(specs, params, seed, inputs_path)[0]
+
+
+def made_inputs(specs: list[ArgSpec], params: dict, seed: int,
+                inputs_path: Path | str | None = None) -> tuple[dict, frozenset[str]]:
+    """(`make_inputs`'s values, the names of the arrays filled by an [[args]] rule: independent draws of
+    one distribution, so any rotation of one is another draw of it; inputs.py's arrays may have structure)."""
     rng = np.random.default_rng(seed)
     custom: dict = {}
     if inputs_path is not None:
         custom = runpy.run_path(str(inputs_path))["make_inputs"](dict(params), rng)
     values: dict = {}
+    drawn = set()
     for spec in specs:
         if not spec.is_array:
             values[spec.name] = spec.value
             continue
         dtype = NUMPY_TYPES[spec.base_type]
-        array = np.ascontiguousarray(custom[spec.name], dtype=dtype) if spec.name in custom else _fill(spec, rng)
+        if spec.name in custom:
+            array = np.ascontiguousarray(custom[spec.name], dtype=dtype)
+        else:
+            array = _fill(spec, rng)
+            drawn.add(spec.name)
         if array.size != spec.size:
             raise ValueError(f"argument {spec.name}: {array.size} elements, the problem says {spec.size}")
         values[spec.name] = array
-    return values
+    return values, frozenset(drawn)

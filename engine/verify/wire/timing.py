@@ -75,17 +75,41 @@ def no_setup(_name: str, _trial: int) -> None:
     return None
 
 
+def flush_cost_us(device: str, flush_bytes: int, calls: int = 5) -> float:
+    """The median time of one flush alone, on this side's own clock (events on a GPU): the part of a
+    trial's overhead that is the same fixed work on both sides, and that the clock check must not turn
+    into room for hidden work."""
+    flush = Flusher(device, flush_bytes)
+    flush()
+    times = []
+    for _ in range(calls):
+        if device == "cuda":
+            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            _event_record(start)
+            flush()
+            _event_record(end)
+            end.synchronize()
+            times.append(_event_elapsed(start, end) * 1000.0)
+        else:
+            t0 = _perf_counter()
+            flush()
+            times.append((_perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
 def measure(fns: dict[str, Callable[[int], object]], policy: TrialPolicy, device: str, flush_bytes: int = 256 * 2**20,
-            before: Callable[[str, int], None] = no_setup, warmup: int = 2, cross_check: bool = True
-            ) -> dict[str, Samples]:
-    """Time every callable (`fn(trial)`), interleaved; `before(name, trial)` runs untimed ahead of each trial."""
+            before: Callable[[str, int], None] = no_setup, warmup: int = 2, cross_check: bool = True,
+            after: Callable[[str, int], None] = no_setup) -> dict[str, Samples]:
+    """Time every callable (`fn(trial)`), interleaved; `before(name, trial)` runs untimed ahead of each trial
+    (ahead of its flush), `after(name, trial)` untimed behind it (warm-up calls: negative trials)."""
     cuda = device == "cuda"
     flush = Flusher(device, flush_bytes)
     names = list(fns)
     for name in names:  # warm-up: JIT compiles, lazy module loads, allocator growth
         for i in range(warmup):
-            before(name, i)
-            fns[name](i)
+            before(name, -1 - i)
+            fns[name](-1 - i)
+            after(name, -1 - i)
     if cuda:
         _synchronize()
     samples: dict[str, list] = {n: [] for n in names}
@@ -105,6 +129,7 @@ def measure(fns: dict[str, Callable[[int], object]], policy: TrialPolicy, device
                 t0 = _perf_counter()
                 fns[name](rounds)
                 samples[name].append((_perf_counter() - t0) * 1e6)
+            after(name, rounds)
         rounds += 1
         if cuda and rounds % SYNC_EVERY == 0:
             _synchronize()

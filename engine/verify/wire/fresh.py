@@ -1,0 +1,113 @@
+"""Timed calls as both sides make them: fresh input values on every call, and every timed call's outputs
+kept until the judge has chosen which of them it checks.
+
+A candidate that remembers results (keyed on a tensor, a pointer or a sample of values) gains nothing when
+no two timed calls see the same values; a candidate that computes only on the calls it expects to be
+checked gains nothing when any timed call may be checked, chosen by the judge after the block ran. So every
+timed call first gets the values of its own seed written into the same tensors (untimed, ahead of the
+flush), and its outputs are copied aside after its end event (untimed). At the end of a block the runner
+commits to a digest of every call's outputs inside the judge's clock; the judge then names a few calls, and
+their outputs must match both the committed digest and the judge's own reference on that call's seed. An
+output worked out only once the judge asked is either missing from the commitment or was worked out inside
+the clock, where the judge's clock sees the time it took.
+
+The judge's baseline loops go through the same steps, so both sides' loops cost the same.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+
+import torch
+
+SEED_STRIDE = 1_000_003  # trial seeds of one timing: far from the correctness seeds and from each other
+RING_BYTES = {"cuda": 8 * 2**30, "cpu": 2**30}  # outputs kept per block, at most (a block is sized to fit)
+MIN_RING_TRIALS = 10  # a block keeps at least this many calls' outputs, however large they are
+
+
+def trial_seed(base: int, call: int) -> int:
+    """The seed of a timing's `call`-th call (warm-up calls included), from the timing's base seed."""
+    return (base * SEED_STRIDE + 7919 * (call + 1)) % (2**62)
+
+
+def ring_trials(output_bytes: int, device: str) -> int:
+    """How many calls' outputs one block may keep: the trials per block the judge may plan."""
+    return max(MIN_RING_TRIALS, RING_BYTES.get(device, 2**30) // max(output_bytes, 1))
+
+
+def snapshot(outputs: list) -> list:
+    """A private copy of a call's outputs (a candidate may hand back a buffer it rewrites on its next call)."""
+    return [o.detach().clone() if isinstance(o, torch.Tensor) else o for o in outputs]
+
+
+_MIX = 0x2545F491  # odd: the product's low 32 bits are a bijection of the word
+
+
+def digest(values: list) -> int:
+    """A digest of the bits of a call's outputs, the same on either side and on either device.
+
+    Exact (bits, not values: an honest output is committed to as it is), not linear in them (a value cannot
+    be nudged to meet a committed digest), computed where the tensors lie without a copy to the host, in
+    three passes over 32-bit words (wrapping multiplication and shifts are the same on a CPU and a GPU, and
+    an integer sum does not depend on its order). It says nothing about where a word lies: it binds what a
+    runner shows the judge to what it had when its block ended, and the judge compares those values with
+    its own answer.
+    """
+    total = 0
+    for position, value in enumerate(values):
+        if not isinstance(value, torch.Tensor):
+            total = (total * 31 + zlib.crc32(repr(value).encode()) + position) % (2**61 - 1)
+            continue
+        flat = value.detach().contiguous().reshape(-1).view(torch.uint8)
+        pad = (-flat.numel()) % 4
+        if pad:
+            flat = torch.cat([flat, flat.new_zeros(pad)])
+        mixed = flat.view(torch.int32) * _MIX
+        mixed ^= mixed >> 15
+        part = int(mixed.sum(dtype=torch.int64).item()) % (2**61 - 1)
+        total = (total * 1_000_003 + part + 131 * len(value.shape) + 7 * value.numel() + position) % (2**61 - 1)
+    return total
+
+
+class FreshCalls:
+    """One side's timed calls of one callable: the inputs of every call's own seed written into fixed
+    tensors before it (`before`), its outputs kept after it (`after`), warm-up calls included in the count.
+
+    `make(seed)` gives the inputs of a seed; `call(inputs)` makes one call and returns its outputs as a
+    list; `refill(kept, fresh)` writes fresh values into the kept inputs (the same tensors every call).
+    """
+
+    def __init__(self, make: Callable[[int], list], call: Callable[[list], list], base_seed: int,
+                 refill: Callable[[list, list], list], reseed: bool = False) -> None:
+        self.make, self.call, self.base, self.refill, self.reseed = make, call, base_seed, refill, reseed
+        self.inputs: list = make(trial_seed(base_seed, 0))
+        self.calls = 0  # calls made so far, warm-up included: the next call's seed is trial_seed(base, calls)
+        self.kept: list[tuple[int, list]] = []  # (call number, outputs) of the current block's timed calls
+        self.last: list = []
+
+    def start_block(self) -> int:
+        """Forget the previous block's outputs; the number of the block's first call."""
+        self.kept = []
+        return self.calls
+
+    def before(self, _name: str, _trial: int) -> None:
+        seed = trial_seed(self.base, self.calls)
+        self.inputs = self.refill(self.inputs, self.make(seed))
+        if self.reseed:
+            torch.manual_seed(seed)
+
+    def __call__(self, _trial: int) -> object:
+        self.last = self.call(self.inputs)
+        return self.last
+
+    def after(self, _name: str, trial: int) -> None:
+        if trial >= 0:
+            self.kept.append((self.calls, snapshot(self.last)))
+        self.last = []
+        self.calls += 1
+
+
+def kept_digests(kept: list[tuple[int, list]]) -> list[int]:
+    """The digests a side commits to at the end of a block, one per timed call."""
+    return [digest(outputs) for _, outputs in kept]
