@@ -28,6 +28,8 @@ class CompileRun:
     log: str
     seconds: float
     outputs: dict[str, Path]  # copied out, to the caller's paths
+    timed_out: bool = False
+    flooded: bool = False  # stopped for printing more than the sandbox reads (its log: head and tail)
 
 
 def compile_sandboxed(argv: list[str], sources: dict[str, str], outputs: dict[str, Path], timeout_s: float,
@@ -49,8 +51,10 @@ def compile_sandboxed(argv: list[str], sources: dict[str, str], outputs: dict[st
         log = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
         if done.timed_out:
             log = f"{log}\ncompiler stopped: {done.detail}".strip()
+        elif done.flooded:
+            log = f"{log}\ncompiler {done.detail}".strip()
         copied: dict[str, Path] = {}
-        ok = done.returncode == 0 and not done.timed_out
+        ok = done.returncode == 0 and not done.timed_out and not done.flooded
         for name, destination in outputs.items():
             produced = scratch / name
             if ok and produced.is_file():
@@ -60,6 +64,7 @@ def compile_sandboxed(argv: list[str], sources: dict[str, str], outputs: dict[st
                 partial.replace(destination)
                 copied[name] = destination
         ok = ok and len(copied) == len(outputs)
-        return CompileRun(ok, log.replace(f"{inside}/", ""), time.perf_counter() - started, copied)
+        return CompileRun(ok, log.replace(f"{inside}/", ""), time.perf_counter() - started, copied, done.timed_out,
+                          done.flooded)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

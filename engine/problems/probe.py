@@ -56,6 +56,8 @@ def _probe(files: dict[str, bytes], argv_tail: list[str], timeout_s: float) -> t
         shutil.rmtree(folder, ignore_errors=True)
     if done.timed_out:
         return None, f"timed out after {timeout_s:.0f} s"
+    if done.flooded:
+        return None, done.detail
     lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
     try:
         return json.loads(lines[-1]), ""

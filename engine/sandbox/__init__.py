@@ -2,9 +2,10 @@
 
 Offers `boundary()` (what this machine provides, with the missing pieces in words), `SandboxSpec`
 (what one job may see and use, the cores it runs on included), `spawn` (a long-lived sandboxed process)
-and `run` (one command to completion under a hard timeout), and `JobLimits`; `affinity` reads and sets
-the cores of a job or of this process and holds claims on cores across processes. Nothing here knows
-about kernels or problems.
+and `run` (one command to completion under a hard timeout, its output read into bounded memory), and
+`JobLimits`; `output` reads what a job prints into bounded memory; `affinity` reads and sets the cores of
+a job or of this process and holds claims on cores across processes. Nothing here knows about kernels or
+problems.
 """
 
 from engine.sandbox.capabilities import Boundary, boundary

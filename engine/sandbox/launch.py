@@ -2,10 +2,12 @@
 
 `spawn` builds the bubblewrap command line from a `SandboxSpec` (what the job may see and use), runs
 it through the limits launcher, and returns a `SandboxProcess`; `run` does the same for a command that
-runs to completion (a compile, a probe) with a hard timeout. Ending a job kills its PID namespace's
-first process (the kernel then kills every process in the namespace at once) and sweeps its cgroup,
-so nothing a candidate forked outlives the job. A job can be started on given cores and moved to
-others later (`SandboxProcess.pin`), threads and children included.
+runs to completion (a compile, a probe) with a hard timeout, keeping only the head and the tail of what
+it prints (`engine.sandbox.output`) and stopping it once it has printed more than an honest compile or
+probe ever does. Ending a job kills its PID namespace's first process (the kernel then kills every
+process in the namespace at once) and sweeps its cgroup, so nothing a candidate forked outlives the
+job. A job can be started on given cores and moved to others later (`SandboxProcess.pin`), threads and
+children included.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from engine.sandbox import affinity, seccomp, view
 from engine.sandbox.capabilities import Boundary, boundary
 from engine.sandbox.cgroups import JobCgroup
 from engine.sandbox.limits import JobLimits, launcher_argv
+from engine.sandbox.output import Drain
 
 SCRATCH_INSIDE = "/scratch"
 UID_BASE = int(os.environ.get("REFINERY_SANDBOX_UID_BASE", "61000"))
 UID_SPAN = 2000
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+FLOOD_BYTES = 64 << 20  # output past which `run` stops a job: no compile or probe prints this much
 _uid_lock = threading.Lock()
 _uids_in_use: set[int] = set()
 # Every sandbox is started from this one long-lived thread: "die with parent" follows the thread that
@@ -340,26 +344,57 @@ def spawn(spec: SandboxSpec, *, stdin=None, stdout=None, stderr=None, pass_fds: 
 @dataclass(frozen=True)
 class SandboxRun:
     returncode: int | None
-    stdout: bytes
+    stdout: bytes  # bounded: head and tail, with a line saying how much was left out between
     stderr: bytes
     timed_out: bool
     seconds: float
     detail: str  # "exited with status 0", "killed by SIGKILL; it reached its memory limit of …"
+    flooded: bool = False  # stopped because it printed more than `run`'s `flood_bytes`
 
 
-def run(spec: SandboxSpec, *, timeout_s: float, input: bytes | None = None,
-        where: Boundary | None = None) -> SandboxRun:
-    """Run a job to completion (or kill it at `timeout_s`), collecting its output."""
+def _feed(pipe, data: bytes) -> None:
+    with contextlib.suppress(OSError):  # the job closed its end or ended: what it did not read is its loss
+        pipe.write(data)
+    with contextlib.suppress(OSError):
+        pipe.close()
+
+
+def run(spec: SandboxSpec, *, timeout_s: float, input: bytes | None = None, where: Boundary | None = None,
+        flood_bytes: int = FLOOD_BYTES) -> SandboxRun:
+    """Run a job to completion (or kill it at `timeout_s`), collecting the head and tail of its output; a job
+    that prints more than `flood_bytes` (stdout and stderr together) is stopped there."""
     started = time.monotonic()
     with spawn(spec, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
                stderr=subprocess.PIPE, where=where) as job:
-        timed_out = False
-        try:
-            out, err = job.popen.communicate(input=input, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        stop = threading.Event()
+        flooded = threading.Event()
+        drains: list[Drain] = []
+
+        def watch(_: int) -> None:
+            if sum(d.buffer.total for d in drains) > flood_bytes and not flooded.is_set():
+                flooded.set()
+                stop.set()
+
+        drains += [Drain(os.dup(job.popen.stdout.fileno()), watch=watch, name="sandbox-stdout"),
+                   Drain(os.dup(job.popen.stderr.fileno()), watch=watch, name="sandbox-stderr")]
+        job.popen.stdout.close()
+        job.popen.stderr.close()
+        for drain in drains:
+            drain.start()
+        if input is not None:
+            threading.Thread(target=_feed, args=(job.popen.stdin, input), name="sandbox-stdin", daemon=True).start()
+        threading.Thread(target=lambda: (job.popen.wait(), stop.set()), name="sandbox-wait", daemon=True).start()
+        stop.wait(timeout_s)
+        timed_out = job.popen.poll() is None and not flooded.is_set()
+        if job.popen.poll() is None:
             job.kill()
-            out, err = job.popen.communicate()
-        detail = f"killed after {timeout_s:.0f} s" if timed_out else job.exit_detail()
-        return SandboxRun(job.popen.returncode, out or b"", err or b"", timed_out, time.monotonic() - started,
-                          detail)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            job.popen.wait(timeout=10)
+        if flooded.is_set():
+            detail = f"stopped after printing more than {flood_bytes >> 20} MiB"
+        else:
+            detail = f"killed after {timeout_s:.0f} s" if timed_out else job.exit_detail()
+        job.close()  # every process of the job ends, so its pipes reach their end
+        out, err = (drain.finish() for drain in drains)
+        return SandboxRun(job.popen.returncode, out, err, timed_out, time.monotonic() - started, detail,
+                          flooded.is_set())
