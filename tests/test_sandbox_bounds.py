@@ -1,12 +1,15 @@
 """What a sandboxed child can cost the trusted side is bounded, and nothing of it outlives its job.
 
 A child's output is read into bounded memory (a compile that prints warnings without end, a reference whose
-constructor prints in a loop, a candidate that prints in the runner); the runner's and the judge's logs are
-gone with them. The flooding cases run in a child Python so that its peak memory can be read alone.
+constructor prints in a loop); a job's scratch folder has a quota while it runs and is gone afterwards, with
+the runner's and the judge's logs; what a killed parent left behind (job cgroups, scratch folders) is removed
+by the next one to start, and nothing of a live process is touched. The flooding cases run in a child Python
+so that its peak memory can be read alone.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -16,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.sandbox import SandboxSpec, boundary, run
+from engine.sandbox import JobLimits, SandboxSpec, boundary, cgroups, owners, run, scratch, sweep_leftovers
 from engine.sandbox.launch import FLOOD_BYTES
 from engine.sandbox.output import Bounded
 
@@ -25,6 +28,9 @@ CHEATS = Path(__file__).parent / "cheats"
 SCALE = CHEATS / "problems" / "c" / "scale-small"
 where = boundary()
 needs_namespaces = pytest.mark.skipif(not where.namespaced, reason="; ".join(where.missing) or "no namespaces")
+needs_quota = pytest.mark.skipif(not where.scratch_quota, reason="no scratch quota on this machine: "
+                                 + "; ".join(where.missing))
+needs_cgroup = pytest.mark.skipif(where.cgroup is None, reason="no job cgroup on this machine")
 # Peak memory a flood may add to the process that reads it: far below the flood itself (FLOOD_BYTES are read
 # before the job is stopped), so a parent that kept it all fails.
 MEMORY_BOUND = FLOOD_BYTES // 2
@@ -132,6 +138,99 @@ def test_a_problem_whose_reference_prints_without_end_fails_its_import_with_a_cl
     error = result["errors"][0]
     assert "reference.c" in error and f"stopped after printing more than {FLOOD_BYTES >> 20} MiB" in error
     assert (result["peak_after"] - result["peak_before"]) << 10 < MEMORY_BOUND, result
+
+
+@needs_namespaces
+@needs_quota
+def test_a_job_cannot_write_more_than_its_scratch_quota(tmp_path):
+    limits = JobLimits(scratch_mb=8)
+    with scratch.folder("quota-test", tmp_path, limits.scratch_mb) as folder:
+        code = textwrap.dedent("""
+            import errno, json, os
+            def fill(path):
+                written = 0
+                try:
+                    with open(path, "wb") as handle:
+                        for _ in range(64):
+                            handle.write(b"x" * (1 << 20))
+                            handle.flush()
+                            written += 1 << 20
+                except OSError as exc:
+                    return written, exc.errno
+                return written, None
+            print(json.dumps({"scratch": fill("/scratch/big"), "tmp": fill("/tmp/big")}))
+        """)
+        done = run(SandboxSpec(argv=[sys.executable, "-S", "-c", code], scratch=folder, hidden=[REPO],
+                               limits=limits), timeout_s=60)
+        out = json.loads(done.stdout.decode().strip().splitlines()[-1])
+        assert out["scratch"][1] == errno.ENOSPC and out["scratch"][0] <= 8 << 20
+        assert out["tmp"][1] == errno.ENOSPC and out["tmp"][0] <= 8 << 20
+        assert (folder / "big").stat().st_size <= 8 << 20
+        assert "its scratch folder is full (its quota is 8 MB)" in done.detail
+    assert not folder.exists() and str(folder) not in Path("/proc/self/mountinfo").read_text()
+
+
+@needs_namespaces
+def test_a_finished_compile_or_probe_leaves_no_scratch_folder_behind(tmp_path):
+    from engine.build.c import compile_c_library
+    from engine.problems import load_problem
+    from engine.problems.probe import probe_c
+
+    mine = f"-{owners.tag()}-"
+    before = {p for p in scratch.default_root().iterdir() if mine in p.name}
+    assert compile_c_library((SCALE / "reference.c").read_text(), tmp_path).ok
+    probe_c(load_problem(SCALE))
+    assert {p for p in scratch.default_root().iterdir() if mine in p.name} == before
+
+
+def _dead_and_live_tags() -> tuple[str, str, subprocess.Popen]:
+    """`<pid>-<start>` of a process that has ended, and of one that runs (returned, to be ended by the caller)."""
+    ended = subprocess.Popen(["sleep", "60"])
+    dead = f"{ended.pid}-{owners.start_ticks(ended.pid)}"
+    ended.kill()
+    ended.wait()
+    running = subprocess.Popen(["sleep", "600"])
+    return dead, f"{running.pid}-{owners.start_ticks(running.pid)}", running
+
+
+def test_a_reused_pid_is_not_taken_for_the_process_that_made_a_folder():
+    pid, start = os.getpid(), owners.start_ticks(os.getpid())
+    assert not owners.gone(f"runner-{pid}-{start}-abc123")
+    assert owners.gone(f"runner-{pid}-{start + 1}-abc123")
+    assert not owners.gone("runner-abc123") and not owners.gone("unrelated")
+
+
+@needs_cgroup
+def test_leftovers_of_a_dead_process_are_removed_at_start_up_and_those_of_a_live_one_kept(tmp_path, monkeypatch):
+    from engine.verify.pool import PoolConfig, WorkerPool
+
+    dead, live, running = _dead_and_live_tags()
+    made = {}
+    try:
+        for name, tag in (("dead", dead), ("live", live)):
+            monkeypatch.setattr(owners, "tag", lambda tag=tag: tag)
+            made[name] = (scratch.make("runner", tmp_path, 4), cgroups.JobCgroup.create(64, 8))
+        monkeypatch.undo()
+        assert made["dead"][1] is not None and made["live"][1] is not None
+        pool = WorkerPool(config=PoolConfig(cache_dir=tmp_path / "cache", scratch_root=tmp_path))
+        pool.close()
+        dead_folder, dead_group = made["dead"]
+        live_folder, live_group = made["live"]
+        assert not dead_folder.exists() and not any(f.exists() for f in dead_group.folders)
+        assert str(dead_folder) not in Path("/proc/self/mountinfo").read_text()
+        assert live_folder.is_dir() and all(f.is_dir() for f in live_group.folders)
+    finally:
+        running.kill()
+        running.wait()
+        for folder, group in made.values():
+            scratch.remove(folder)
+            if group is not None:
+                group.close()
+
+
+def test_sweeping_twice_finds_nothing_more(tmp_path):
+    sweep_leftovers(tmp_path)
+    assert sweep_leftovers(tmp_path)[1] == []
 
 
 CHATTY = """

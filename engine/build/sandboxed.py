@@ -10,12 +10,12 @@ named outputs are copied out.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.sandbox import JobLimits, SandboxSpec, boundary, run, scratch_inside
+from engine.sandbox import scratch as scratch_folders
 from engine.sandbox.programs import hidden_roots, python_env
 
 COMPILE_LIMITS = JobLimits(memory_mb=8192, processes=128, cpu_seconds=900, file_size_mb=1024)
@@ -36,9 +36,7 @@ def compile_sandboxed(argv: list[str], sources: dict[str, str], outputs: dict[st
                       hidden: tuple[Path, ...] = (), env: dict[str, str] | None = None) -> CompileRun:
     """Run `argv` (with `{scratch}` for the scratch folder) on `sources` (file name → text); copy the
     produced files named in `outputs` (file name → destination) out. A compiler failure is a result."""
-    root = Path(tempfile.gettempdir()) / "refinery-sandbox-builds"
-    root.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="build-", dir=root))
+    scratch = scratch_folders.make("build", quota_mb=COMPILE_LIMITS.scratch_mb)
     started = time.perf_counter()
     try:
         for name, text in sources.items():
@@ -67,4 +65,4 @@ def compile_sandboxed(argv: list[str], sources: dict[str, str], outputs: dict[st
         return CompileRun(ok, log.replace(f"{inside}/", ""), time.perf_counter() - started, copied, done.timed_out,
                           done.flooded)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_folders.remove(scratch)

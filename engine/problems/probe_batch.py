@@ -18,15 +18,14 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.problems.model import Config, Signature
+from engine.sandbox import scratch as scratch_folders
 from engine.sandbox.output import Bounded, Drain
 
 PROBE_TIMEOUT_S = 120.0
@@ -125,27 +124,24 @@ class ProbeSession:
         server.job.close()
         if server.log is not None:
             server.log.join(5.0)
-        shutil.rmtree(server.folder, ignore_errors=True)
+        scratch_folders.remove(server.folder)
 
     def _start(self) -> _Server:
         from engine.sandbox import JobLimits, SandboxSpec, boundary, spawn
         from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
 
         where = boundary()
-        root = Path(tempfile.gettempdir()) / "refinery-sandbox-builds"
-        root.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix="probe-server-", dir=root))
-        scratch = folder / "scratch"
         limits = JobLimits(memory_mb=self.memory_mb, processes=256, cpu_seconds=int(self.timeout_s) * 2 + 120)
+        folder = scratch_folders.make("probe-server", quota_mb=limits.scratch_mb)
         spec = SandboxSpec(argv=[sys.executable, "-m", "engine.verify.runner.probe", "--serve",
-                                 str(self.memory_mb)], scratch=scratch, hidden=hidden_roots(), role="probe",
+                                 str(self.memory_mb)], scratch=folder, hidden=hidden_roots(), role="probe",
                            limits=limits)
         spec.mounts = mounts_for(RUNNER_PACKAGES, where)
         spec.env = python_env(RUNNER_PACKAGES, where, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
         try:
             job = spawn(spec, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, where=where)
         except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
+            scratch_folders.remove(folder)
             raise
         self.started_servers += 1
         server = _Server(job, folder, cpus=1, log=Drain.of(job.popen.stderr, Bounded(), name="probe-server-log"))

@@ -13,6 +13,7 @@ children included.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import random
@@ -25,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.sandbox import affinity, seccomp, view
+from engine.sandbox import affinity, cgroups, scratch, seccomp, view
 from engine.sandbox.capabilities import Boundary, boundary
 from engine.sandbox.cgroups import JobCgroup
 from engine.sandbox.limits import JobLimits, launcher_argv
@@ -125,8 +126,9 @@ def _bwrap_args(spec: SandboxSpec, where: Boundary, uid: int | None) -> tuple[li
         args += ["--perms", "0755", "--dir", folder]
     args += view.mount_args(system)
     # The kernel's file systems and the empty /tmp first, so a bind below /tmp lands on the new one.
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-             "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/sys", "/sys"]
+    size = ["--size", str(spec.limits.scratch_mb << 20)] if where.tmpfs_size else []
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", *size, "--tmpfs", "/dev/shm",
+             "--perms", "1777", *size, "--tmpfs", "/tmp", "--ro-bind", "/sys", "/sys"]
     user_targets = binds + writable + [m.target for m in spec.mounts] + [inside + "/x"]
     for folder in view.ancestors(user_targets):
         if folder not in ("/tmp", "/dev", "/proc", "/sys") and not folder.startswith(("/proc/", "/sys/", "/dev/")):
@@ -294,6 +296,8 @@ class SandboxProcess:
             text += f"; it reached its memory limit of {self.spec.limits.memory_mb} MB"
         if self.cgroup is not None and self.cgroup.process_limit_hit():
             text += f"; it reached its limit of {self.spec.limits.processes} processes"
+        if scratch.full(self.spec.scratch):
+            text += f"; its scratch folder is full (its quota is {self.spec.limits.scratch_mb} MB)"
         return text
 
     def close(self) -> None:
@@ -318,10 +322,24 @@ class SandboxProcess:
         self.close()
 
 
+@functools.cache
+def _sweep_once() -> None:
+    """What killed processes of ours left (job cgroups, scratch folders), removed before this process's first
+    job; those of live processes are kept."""
+    sweep_leftovers()
+
+
+def sweep_leftovers(root: Path | None = None) -> tuple[list[Path], list[Path]]:
+    """Remove the job cgroups, and the scratch folders under `root` (default: the usual one), whose maker no
+    longer runs; (the cgroups, the folders) removed."""
+    return cgroups.sweep(), scratch.sweep(root)
+
+
 def spawn(spec: SandboxSpec, *, stdin=None, stdout=None, stderr=None, pass_fds: tuple[int, ...] = (),
           where: Boundary | None = None) -> SandboxProcess:
     """Start the job; its stdio as for `subprocess.Popen`, `pass_fds` reach the job at the same numbers."""
     where = where or boundary()
+    _sweep_once()
     spec.scratch.mkdir(parents=True, exist_ok=True)
     cgroup = JobCgroup.create(spec.limits.memory_mb, spec.limits.processes) if where.cgroup else None
     plan = _plan(spec, where, cgroup)

@@ -18,12 +18,10 @@ import contextlib
 import io
 import os
 import queue
-import shutil
 import socket
 import subprocess
 import sys
 import tarfile
-import tempfile
 import threading
 import time
 from collections import deque
@@ -32,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.sandbox import JobLimits, Mount, SandboxProcess, SandboxSpec, boundary, spawn
+from engine.sandbox import scratch as scratch_folders
 from engine.sandbox.accounting import open_job_meters
+from engine.sandbox.launch import sweep_leftovers
 from engine.sandbox.output import Bounded, Drain
 from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
 from engine.verify.cores import CoreReservation, SlotCores
@@ -79,7 +79,8 @@ class PoolConfig:
 
             settings = get_settings()
         limits = JobLimits(memory_mb=settings.worker_memory_mb, processes=settings.worker_processes,
-                           cpu_seconds=settings.worker_cpu_seconds, file_size_mb=settings.worker_file_size_mb)
+                           cpu_seconds=settings.worker_cpu_seconds, file_size_mb=settings.worker_file_size_mb,
+                           scratch_mb=settings.worker_scratch_mb)
         values = {"cache_dir": settings.cache_dir, "limits": limits, "timeout_s": settings.worker_timeout_s,
                   "hidden": (settings.home,), "spares": settings.runner_spares,
                   "timing_cores": settings.timing_cores}
@@ -128,10 +129,7 @@ def spare_count(config: PoolConfig, gpu: bool) -> int:
 
 
 def _scratch_root(config: PoolConfig) -> Path:
-    root = config.scratch_root or Path(tempfile.gettempdir()) / f"refinery-sandbox-{os.getuid()}"
-    root.mkdir(parents=True, exist_ok=True)
-    os.chmod(root, 0o711)
-    return root
+    return Path(config.scratch_root or scratch_folders.default_root())
 
 
 def _device_env(gpu: int | None) -> dict[str, str]:
@@ -154,7 +152,7 @@ class _Sandboxed:
                cpus: tuple[int, ...] | None = None) -> None:
         """Start the program (on `cpus`, if given); `scratch_env` names variables that point into its scratch
         folder."""
-        self.scratch = Path(tempfile.mkdtemp(prefix=f"{self.role}-", dir=_scratch_root(self.config)))
+        self.scratch = scratch_folders.make(self.role, _scratch_root(self.config), limits.scratch_mb)
         home = "/scratch" if boundary().namespaced else str(self.scratch)
         env = {**TIMED_PROCESS_ENV, **env, **{name: f"{home}/{sub}" for name, sub in (scratch_env or {}).items()}}
         log_read, log_write = os.pipe()
@@ -217,7 +215,7 @@ class _Sandboxed:
         if self.log is not None:
             self.log.join(5.0)  # its pipe ends with the job; the tail stays readable in memory
         if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            scratch_folders.remove(self.scratch)
             self.scratch = None
 
 
@@ -230,7 +228,7 @@ class RunnerProcess(_Sandboxed):
                  warm_on: tuple[int, ...] | None = None) -> None:
         super().__init__(config, "runner", gpu)
         self.device = device
-        self.ext = Path(tempfile.mkdtemp(prefix="ext-", dir=_scratch_root(config)))
+        self.ext = scratch_folders.make("ext", _scratch_root(config), config.limits.scratch_mb)
         namespaced = boundary().namespaced
         env = {"TORCH_EXTENSIONS_DIR": EXTENSIONS_INSIDE if namespaced else str(self.ext)}
         pinned = cores is not None and cores.pinned
@@ -243,12 +241,12 @@ class RunnerProcess(_Sandboxed):
                         {"CUPY_CACHE_DIR": "cupy", "TRITON_CACHE_DIR": "triton",
                          "TORCHINDUCTOR_CACHE_DIR": "inductor"}, cpus=warm_on if pinned else None)
         except BaseException:
-            shutil.rmtree(self.ext, ignore_errors=True)
+            scratch_folders.remove(self.ext)
             raise
 
     def close(self) -> None:
         super().close()
-        shutil.rmtree(self.ext, ignore_errors=True)
+        scratch_folders.remove(self.ext)
 
 
 class JudgeProcess(_Sandboxed):
@@ -515,6 +513,7 @@ class WorkerPool:
 
     def __init__(self, size: int | None = None, config: PoolConfig | None = None) -> None:
         self.config = config or PoolConfig.from_settings()
+        sweep_leftovers(_scratch_root(self.config))  # what pools killed before they could clean up left behind
         gpus = self.config.gpus
         self.size = size or (len(gpus) if gpus else 1)
         self.cores = CoreReservation(self.size, self.config.timing_cores)
