@@ -60,9 +60,11 @@ TIMED_PROCESS_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 class PoolConfig:
     cache_dir: Path
     limits: JobLimits = field(default_factory=JobLimits)  # each runner (one candidate)
-    # The judge creates the shared regions (memfds count against its file-size limit): no practical cap.
+    # The judge creates the shared regions, memfds that count against its file-size limit. It erases a region
+    # (writes every page, in its own memory) before lending it again, so a region larger than its memory limit
+    # would end the judge: its file-size limit is its memory limit, and such a region fails at its creation.
     judge_limits: JobLimits = field(default_factory=lambda: JobLimits(memory_mb=65536, processes=512,
-                                                                      cpu_seconds=24 * 3600, file_size_mb=2**20))
+                                                                      cpu_seconds=24 * 3600, file_size_mb=65536))
     timeout_s: float = 120.0
     gpus: tuple[int, ...] | None = None  # one slot per listed GPU (CUDA_VISIBLE_DEVICES); None: no pinning
     spares: int = 0  # warm runners kept per slot; 0: chosen from the machine (see `spare_count`)
