@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     worker_memory_mb: int = Field(default=16384, gt=0, description="Host memory of one candidate's whole job.")
     worker_cpu_seconds: int = Field(default=600, gt=0, description="CPU seconds of one candidate's whole job.")
     worker_file_size_mb: int = Field(default=512, gt=0, description="The largest file a candidate may write.")
+    worker_scratch_mb: int = Field(
+        default=4096, gt=0, description="What one candidate's job may write to its scratch folder, /tmp and /dev/shm "
+                                        "(each a tmpfs of this size, in its memory while it runs).")
     worker_processes: int = Field(
         default=256, gt=0, description="Processes (and threads) one candidate's whole sandboxed job may have at once.")
     runner_spares: int = Field(default=0, ge=0,

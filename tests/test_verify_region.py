@@ -60,3 +60,27 @@ def test_a_region_too_small_for_the_next_job_is_not_lent():
     assert bigger is not small and bigger.size == 1 << 20
     bigger.close()
     cache.close()
+
+
+def test_a_region_past_the_file_size_limit_fails_at_its_creation_and_says_why():
+    import subprocess
+    import sys
+
+    code = ("import resource\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))\n"
+            "from engine.verify.wire.shared import SharedRegion\n"
+            "try:\n"
+            "    SharedRegion.create(2 << 20, pin=False)\n"
+            "except OSError as exc:\n"
+            "    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert "a shared region of 2097152 bytes is larger than this process may make" in done.stdout, done.stderr
+    assert "file-size limit is 1048576 bytes" in done.stdout
+
+
+def test_the_judges_file_size_limit_holds_every_region_its_memory_could_erase():
+    from engine.verify.pool import PoolConfig
+
+    limits = PoolConfig(cache_dir=".").judge_limits
+    assert limits.file_size_mb == limits.memory_mb

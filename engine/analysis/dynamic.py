@@ -13,8 +13,6 @@ says why it has no dynamic ones.
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 from pathlib import Path
 
 from engine.analysis.ncu import NcuProfile, profile_command
@@ -80,6 +78,7 @@ def profile_candidate(problem, source: str, language: str, static: StaticReport,
     """ncu's fixed metric set for one call of the candidate on `config` (default: the timed configuration)."""
     from engine.analysis.ncu import _default_ncu
     from engine.sandbox import run as run_sandboxed
+    from engine.sandbox import scratch as scratch_folders
     from engine.verify.once import run_once_spec
     from engine.verify.pool import PoolConfig
     from engine.verify.prepare import write_run_once_folder
@@ -91,14 +90,15 @@ def profile_candidate(problem, source: str, language: str, static: StaticReport,
     regex, launches = kernel_selection(static)
     if regex is None:
         return NcuProfile(False, "no kernels found in the candidate's source to profile", [], 0.0, [])
-    folder = Path(tempfile.mkdtemp(prefix="ncu-"))
+    limits = PoolConfig.from_settings(settings).limits
+    folder = scratch_folders.make("ncu", quota_mb=limits.scratch_mb)
     try:
         try:
             write_run_once_folder(problem, source, language, folder, config=config, repeats=1)
         except ValueError as exc:
             return NcuProfile(False, str(exc), [], 0.0, [])
         ncu = _default_ncu()
-        spec = run_once_spec(folder, limits=PoolConfig.from_settings(settings).limits, gpu=True,
+        spec = run_once_spec(folder, limits=limits, gpu=True,
                              read_only=_ncu_folders(ncu), hidden=[settings.home])
         command = spec.argv
 
@@ -111,4 +111,4 @@ def profile_candidate(problem, source: str, language: str, static: StaticReport,
         return profile_command(command, budget_s=settings.ncu_budget_s, kernel_regex=regex, launch_count=launches,
                                ncu=ncu, launcher=launch)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        scratch_folders.remove(folder)

@@ -16,10 +16,8 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import sys
 import sysconfig
-import tempfile
 from pathlib import Path
 
 from engine.build.cuda import content_key
@@ -175,6 +173,7 @@ def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
     hold absolute paths). With `fast`, the extensions are built by `engine.build.fastinline` on the
     shared headers under `pch_root` (built first, outside the candidate's sandbox, when missing)."""
     from engine.sandbox import JobLimits, Mount, SandboxSpec, boundary, run, scratch_inside
+    from engine.sandbox import scratch as scratch_folders
     from engine.sandbox.programs import hidden_roots, mounts_for, python_env
 
     ext_dir.mkdir(parents=True, exist_ok=True)
@@ -187,11 +186,11 @@ def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
             header = ensure_header(pch_root, cflags, includes)
             if not header.ok:
                 header_notes.append(f"shared header for {list(cflags)} not built: {header.log[-500:]}")
-    folder = Path(tempfile.mkdtemp(prefix="prebuild-", dir=_sandbox_root()))
+    limits = JobLimits(memory_mb=16384, processes=256, cpu_seconds=int(timeout_s) * 4)
+    folder = scratch_folders.make("prebuild", quota_mb=limits.scratch_mb)
     try:
         (folder / "candidate.py").write_text(source)
-        spec = SandboxSpec(argv=[], scratch=folder, hidden=hidden_roots(), role="build",
-                           limits=JobLimits(memory_mb=16384, processes=256, cpu_seconds=int(timeout_s) * 4))
+        spec = SandboxSpec(argv=[], scratch=folder, hidden=hidden_roots(), role="build", limits=limits)
         inside = scratch_inside(spec, where)
         extensions = EXTENSIONS_INSIDE if where.namespaced else str(ext_dir)
         program = "engine.build.fastinline.prebuild" if fast else "engine.verify.runner.prebuild"
@@ -209,7 +208,7 @@ def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
                               MAX_JOBS=str(max(1, os.cpu_count() or 1)))
         done = run(spec, timeout_s=timeout_s)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        scratch_folders.remove(folder)
     notes = "".join(f"{note}\n" for note in header_notes)
     if done.timed_out:
         return False, f"{notes}load_inline build timed out after {timeout_s:.0f} s"
@@ -226,8 +225,3 @@ def _parser_roots() -> list[str]:
             roots.append(str(Path(spec.origin).parent.parent))
     return list(dict.fromkeys(roots))
 
-
-def _sandbox_root() -> Path:
-    root = Path(tempfile.gettempdir()) / "refinery-sandbox-builds"
-    root.mkdir(parents=True, exist_ok=True)
-    return root

@@ -10,12 +10,12 @@ named outputs are copied out.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.sandbox import JobLimits, SandboxSpec, boundary, run, scratch_inside
+from engine.sandbox import scratch as scratch_folders
 from engine.sandbox.programs import hidden_roots, python_env
 
 COMPILE_LIMITS = JobLimits(memory_mb=8192, processes=128, cpu_seconds=900, file_size_mb=1024)
@@ -28,15 +28,15 @@ class CompileRun:
     log: str
     seconds: float
     outputs: dict[str, Path]  # copied out, to the caller's paths
+    timed_out: bool = False
+    flooded: bool = False  # stopped for printing more than the sandbox reads (its log: head and tail)
 
 
 def compile_sandboxed(argv: list[str], sources: dict[str, str], outputs: dict[str, Path], timeout_s: float,
                       hidden: tuple[Path, ...] = (), env: dict[str, str] | None = None) -> CompileRun:
     """Run `argv` (with `{scratch}` for the scratch folder) on `sources` (file name → text); copy the
     produced files named in `outputs` (file name → destination) out. A compiler failure is a result."""
-    root = Path(tempfile.gettempdir()) / "refinery-sandbox-builds"
-    root.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="build-", dir=root))
+    scratch = scratch_folders.make("build", quota_mb=COMPILE_LIMITS.scratch_mb)
     started = time.perf_counter()
     try:
         for name, text in sources.items():
@@ -49,8 +49,10 @@ def compile_sandboxed(argv: list[str], sources: dict[str, str], outputs: dict[st
         log = (done.stdout + done.stderr).decode("utf-8", "replace").strip()
         if done.timed_out:
             log = f"{log}\ncompiler stopped: {done.detail}".strip()
+        elif done.flooded:
+            log = f"{log}\ncompiler {done.detail}".strip()
         copied: dict[str, Path] = {}
-        ok = done.returncode == 0 and not done.timed_out
+        ok = done.returncode == 0 and not done.timed_out and not done.flooded
         for name, destination in outputs.items():
             produced = scratch / name
             if ok and produced.is_file():
@@ -60,6 +62,7 @@ def compile_sandboxed(argv: list[str], sources: dict[str, str], outputs: dict[st
                 partial.replace(destination)
                 copied[name] = destination
         ok = ok and len(copied) == len(outputs)
-        return CompileRun(ok, log.replace(f"{inside}/", ""), time.perf_counter() - started, copied)
+        return CompileRun(ok, log.replace(f"{inside}/", ""), time.perf_counter() - started, copied, done.timed_out,
+                          done.flooded)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_folders.remove(scratch)

@@ -11,7 +11,6 @@ ProblemError that names the file.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -35,17 +34,16 @@ def _probe(files: dict[str, bytes], argv_tail: list[str], timeout_s: float) -> t
     """(the probe's JSON result, or None with why) for `python -m engine.verify.runner.probe ARGS` in a
     sandbox whose scratch folder holds `files`; `{scratch}` in ARGS is that folder's path inside."""
     from engine.sandbox import JobLimits, SandboxSpec, boundary, run, scratch_inside
+    from engine.sandbox import scratch as scratch_folders
     from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
 
     where = boundary()
-    root = Path(tempfile.gettempdir()) / "refinery-sandbox-builds"
-    root.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="probe-", dir=root))
+    limits = JobLimits(memory_mb=16384, processes=128, cpu_seconds=int(timeout_s) * 2)
+    folder = scratch_folders.make("probe", quota_mb=limits.scratch_mb)
     try:
         for name, content in files.items():
             (folder / name).write_bytes(content)
-        spec = SandboxSpec(argv=[], scratch=folder, hidden=hidden_roots(), role="probe",
-                           limits=JobLimits(memory_mb=16384, processes=128, cpu_seconds=int(timeout_s) * 2))
+        spec = SandboxSpec(argv=[], scratch=folder, hidden=hidden_roots(), role="probe", limits=limits)
         inside = scratch_inside(spec, where)
         spec.argv = [sys.executable, "-m", "engine.verify.runner.probe",
                      *[a.replace("{scratch}", inside) for a in argv_tail]]
@@ -53,9 +51,11 @@ def _probe(files: dict[str, bytes], argv_tail: list[str], timeout_s: float) -> t
         spec.env = python_env(RUNNER_PACKAGES, where, CUDA_VISIBLE_DEVICES="")
         done = run(spec, timeout_s=timeout_s)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        scratch_folders.remove(folder)
     if done.timed_out:
         return None, f"timed out after {timeout_s:.0f} s"
+    if done.flooded:
+        return None, done.detail
     lines = done.stdout.decode("utf-8", "replace").strip().splitlines()
     try:
         return json.loads(lines[-1]), ""

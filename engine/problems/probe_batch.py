@@ -18,21 +18,22 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.problems.model import Config, Signature
+from engine.sandbox import scratch as scratch_folders
+from engine.sandbox.output import Bounded, Drain
 
 PROBE_TIMEOUT_S = 120.0
 PROBE_MEMORY_MB = 8192
 START_TIMEOUT_S = 180.0
 SILENCE_GRACE_S = 30.0  # past a file's own limit: the server should have answered by then
 ATTEMPTS = 2
+REPLY_BYTES = 64 << 20  # one reply line at most: a server printing more without a newline is treated as dead
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,10 @@ class _Server:
     buffer: bytes = b""
     in_flight: dict[str, float] = field(default_factory=dict)  # key -> when sent
 
+    log: Drain | None = None  # the server's stderr: head and tail, in memory
+
     def stderr_tail(self) -> str:
-        try:
-            lines = (self.folder / "server.log").read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return ""
+        lines = self.log.buffer.text().strip().splitlines() if self.log is not None else []
         return " | ".join(ln.strip() for ln in lines[-3:])[-500:]
 
 
@@ -122,27 +122,29 @@ class ProbeSession:
         with contextlib.suppress(OSError):
             server.job.popen.stdin.close()
         server.job.close()
-        shutil.rmtree(server.folder, ignore_errors=True)
+        if server.log is not None:
+            server.log.join(5.0)
+        scratch_folders.remove(server.folder)
 
     def _start(self) -> _Server:
         from engine.sandbox import JobLimits, SandboxSpec, boundary, spawn
         from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
 
         where = boundary()
-        root = Path(tempfile.gettempdir()) / "refinery-sandbox-builds"
-        root.mkdir(parents=True, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix="probe-server-", dir=root))
-        scratch = folder / "scratch"
         limits = JobLimits(memory_mb=self.memory_mb, processes=256, cpu_seconds=int(self.timeout_s) * 2 + 120)
+        folder = scratch_folders.make("probe-server", quota_mb=limits.scratch_mb)
         spec = SandboxSpec(argv=[sys.executable, "-m", "engine.verify.runner.probe", "--serve",
-                                 str(self.memory_mb)], scratch=scratch, hidden=hidden_roots(), role="probe",
+                                 str(self.memory_mb)], scratch=folder, hidden=hidden_roots(), role="probe",
                            limits=limits)
         spec.mounts = mounts_for(RUNNER_PACKAGES, where)
         spec.env = python_env(RUNNER_PACKAGES, where, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
-        with open(folder / "server.log", "wb") as log:
-            job = spawn(spec, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, where=where)
+        try:
+            job = spawn(spec, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, where=where)
+        except BaseException:
+            scratch_folders.remove(folder)
+            raise
         self.started_servers += 1
-        server = _Server(job, folder, cpus=1)
+        server = _Server(job, folder, cpus=1, log=Drain.of(job.popen.stderr, Bounded(), name="probe-server-log"))
         ready = self._read_line(server, time.monotonic() + START_TIMEOUT_S)
         if ready is None or not ready.get("ready"):
             detail = job.exit_detail() if job.poll() is not None else "no answer"
@@ -164,7 +166,7 @@ class ProbeSession:
             if not ready:
                 continue
             chunk = os.read(out.fileno(), 1 << 20)
-            if not chunk:
+            if not chunk or len(server.buffer) + len(chunk) > REPLY_BYTES:  # a reply past any honest size: broken
                 return None
             server.buffer += chunk
         line, server.buffer = server.buffer.split(b"\n", 1)

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from engine.sandbox import cgroups, seccomp, view
+from engine.sandbox import cgroups, scratch, seccomp, view
 
 PROBE_TIMEOUT_S = 30
 
@@ -31,6 +31,8 @@ class Boundary:
     seccomp: bool = False
     cgroup: str | None = None
     missing: tuple[str, ...] = ()
+    scratch_quota: bool = False  # scratch folders on a size-limited tmpfs (engine.sandbox.scratch)
+    tmpfs_size: bool = False  # bubblewrap sizes the /tmp and /dev/shm it makes (--size)
 
     @property
     def namespaced(self) -> bool:
@@ -46,6 +48,7 @@ class Boundary:
                  "none": "NO namespaces"}[self.mode]
         parts += ", seccomp filter" if self.seccomp else ", NO seccomp filter"
         parts += f", job cgroup ({self.cgroup})" if self.cgroup else ", NO job cgroup (per-process limits only)"
+        parts += ", scratch quota" if self.scratch_quota else ", NO scratch quota"
         return f"sandbox: {parts}"
 
     def notes(self) -> list[str]:
@@ -99,5 +102,21 @@ def boundary() -> Boundary:
     if group is None:
         missing.append("no job cgroup (not root, or /sys/fs/cgroup is read-only): memory and process limits "
                        "hold per process, not for the whole job")
+    quota = scratch.quota_available()
+    if quota is not None:
+        missing.append(f"no scratch quota ({quota}): a job's scratch folder is bounded per file only")
+    sized = mode != "none" and _bwrap_sizes_tmpfs(bwrap)
+    if mode != "none" and not sized:
+        missing.append("this bubblewrap cannot size a tmpfs (--size, bubblewrap 0.5 or later): /tmp and /dev/shm "
+                       "inside are bounded by the job's memory only")
     return Boundary(mode=mode, bwrap=bwrap if mode != "none" else None, setpriv=setpriv,
-                    seccomp=has_seccomp and mode != "none", cgroup=group, missing=tuple(missing))
+                    seccomp=has_seccomp and mode != "none", cgroup=group, missing=tuple(missing),
+                    scratch_quota=quota is None, tmpfs_size=sized)
+
+
+def _bwrap_sizes_tmpfs(bwrap: str) -> bool:
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in done.stdout + done.stderr

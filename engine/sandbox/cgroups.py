@@ -6,6 +6,9 @@ job. Both hierarchies are handled: cgroup v2 (one folder with memory.max and pid
 (one folder under the memory controller and one under pids). Where neither can be written (no
 root, a read-only /sys/fs/cgroup) `JobCgroup.create` returns None and the caller says so.
 
+A job's group is named after the process that made it (`engine.sandbox.owners`): `sweep` removes the
+groups a killed process left behind, with anything still in them, and never one of a live process.
+
 The group also counts the CPU time of everything in the job (v2: cpu.stat, always there; v1: a folder
 under cpuacct, where that controller is mounted), which the judge reads to tell a candidate's own work
 from waiting for a core (`engine.sandbox.accounting`).
@@ -20,6 +23,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from engine.sandbox import owners
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 GROUP_NAME = "refinery-sandbox"
@@ -135,7 +140,7 @@ class JobCgroup:
 
     @classmethod
     def create(cls, memory_mb: int, processes: int) -> JobCgroup | None:
-        name = f"job-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        name = f"job-{owners.tag()}-{uuid.uuid4().hex[:8]}"  # the maker, for `sweep`
         parent = _v2_parent()
         group = None
         try:
@@ -239,3 +244,32 @@ class JobCgroup:
                     break
                 except OSError:
                     time.sleep(0.02)
+
+
+def _parents() -> list[Path]:
+    """Every folder job groups are made in, for this process's place in each hierarchy."""
+    found = []
+    for mount, controller in ((CGROUP_ROOT, None), (CGROUP_ROOT / "unified", None), (CGROUP_ROOT / "memory", "memory"),
+                              (CGROUP_ROOT / "pids", "pids"), (CGROUP_ROOT / "cpuacct", "cpuacct")):
+        for base in (mount / _own_path(controller).lstrip("/"), mount):
+            if (base / GROUP_NAME).is_dir():
+                found.append(base / GROUP_NAME)
+    return list(dict.fromkeys(found))
+
+
+def sweep() -> list[Path]:
+    """Kill what is left in, and remove, every job group whose maker no longer runs; returns them."""
+    removed = []
+    for parent in _parents():
+        try:
+            entries = [e for e in parent.iterdir() if e.is_dir()]
+        except OSError:
+            continue
+        for folder in entries:
+            if not owners.gone(folder.name):
+                continue
+            version = "v2" if (folder / "cgroup.kill").exists() or (folder / "memory.max").exists() else "v1"
+            JobCgroup(version, [folder]).close()
+            if not folder.exists():
+                removed.append(folder)
+    return removed

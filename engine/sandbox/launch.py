@@ -2,15 +2,18 @@
 
 `spawn` builds the bubblewrap command line from a `SandboxSpec` (what the job may see and use), runs
 it through the limits launcher, and returns a `SandboxProcess`; `run` does the same for a command that
-runs to completion (a compile, a probe) with a hard timeout. Ending a job kills its PID namespace's
-first process (the kernel then kills every process in the namespace at once) and sweeps its cgroup,
-so nothing a candidate forked outlives the job. A job can be started on given cores and moved to
-others later (`SandboxProcess.pin`), threads and children included.
+runs to completion (a compile, a probe) with a hard timeout, keeping only the head and the tail of what
+it prints (`engine.sandbox.output`) and stopping it once it has printed more than an honest compile or
+probe ever does. Ending a job kills its PID namespace's first process (the kernel then kills every
+process in the namespace at once) and sweeps its cgroup, so nothing a candidate forked outlives the
+job. A job can be started on given cores and moved to others later (`SandboxProcess.pin`), threads and
+children included.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import random
@@ -23,15 +26,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.sandbox import affinity, seccomp, view
+from engine.sandbox import affinity, cgroups, scratch, seccomp, view
 from engine.sandbox.capabilities import Boundary, boundary
 from engine.sandbox.cgroups import JobCgroup
 from engine.sandbox.limits import JobLimits, launcher_argv
+from engine.sandbox.output import Drain
 
 SCRATCH_INSIDE = "/scratch"
 UID_BASE = int(os.environ.get("REFINERY_SANDBOX_UID_BASE", "61000"))
 UID_SPAN = 2000
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+FLOOD_BYTES = 64 << 20  # output past which `run` stops a job: no compile or probe prints this much
 _uid_lock = threading.Lock()
 _uids_in_use: set[int] = set()
 # Every sandbox is started from this one long-lived thread: "die with parent" follows the thread that
@@ -121,8 +126,9 @@ def _bwrap_args(spec: SandboxSpec, where: Boundary, uid: int | None) -> tuple[li
         args += ["--perms", "0755", "--dir", folder]
     args += view.mount_args(system)
     # The kernel's file systems and the empty /tmp first, so a bind below /tmp lands on the new one.
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-             "--perms", "1777", "--tmpfs", "/tmp", "--ro-bind", "/sys", "/sys"]
+    size = ["--size", str(spec.limits.scratch_mb << 20)] if where.tmpfs_size else []
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", *size, "--tmpfs", "/dev/shm",
+             "--perms", "1777", *size, "--tmpfs", "/tmp", "--ro-bind", "/sys", "/sys"]
     user_targets = binds + writable + [m.target for m in spec.mounts] + [inside + "/x"]
     for folder in view.ancestors(user_targets):
         if folder not in ("/tmp", "/dev", "/proc", "/sys") and not folder.startswith(("/proc/", "/sys/", "/dev/")):
@@ -290,6 +296,8 @@ class SandboxProcess:
             text += f"; it reached its memory limit of {self.spec.limits.memory_mb} MB"
         if self.cgroup is not None and self.cgroup.process_limit_hit():
             text += f"; it reached its limit of {self.spec.limits.processes} processes"
+        if scratch.full(self.spec.scratch):
+            text += f"; its scratch folder is full (its quota is {self.spec.limits.scratch_mb} MB)"
         return text
 
     def close(self) -> None:
@@ -314,10 +322,24 @@ class SandboxProcess:
         self.close()
 
 
+@functools.cache
+def _sweep_once() -> None:
+    """What killed processes of ours left (job cgroups, scratch folders), removed before this process's first
+    job; those of live processes are kept."""
+    sweep_leftovers()
+
+
+def sweep_leftovers(root: Path | None = None) -> tuple[list[Path], list[Path]]:
+    """Remove the job cgroups, and the scratch folders under `root` (default: the usual one), whose maker no
+    longer runs; (the cgroups, the folders) removed."""
+    return cgroups.sweep(), scratch.sweep(root)
+
+
 def spawn(spec: SandboxSpec, *, stdin=None, stdout=None, stderr=None, pass_fds: tuple[int, ...] = (),
           where: Boundary | None = None) -> SandboxProcess:
     """Start the job; its stdio as for `subprocess.Popen`, `pass_fds` reach the job at the same numbers."""
     where = where or boundary()
+    _sweep_once()
     spec.scratch.mkdir(parents=True, exist_ok=True)
     cgroup = JobCgroup.create(spec.limits.memory_mb, spec.limits.processes) if where.cgroup else None
     plan = _plan(spec, where, cgroup)
@@ -340,26 +362,57 @@ def spawn(spec: SandboxSpec, *, stdin=None, stdout=None, stderr=None, pass_fds: 
 @dataclass(frozen=True)
 class SandboxRun:
     returncode: int | None
-    stdout: bytes
+    stdout: bytes  # bounded: head and tail, with a line saying how much was left out between
     stderr: bytes
     timed_out: bool
     seconds: float
     detail: str  # "exited with status 0", "killed by SIGKILL; it reached its memory limit of …"
+    flooded: bool = False  # stopped because it printed more than `run`'s `flood_bytes`
 
 
-def run(spec: SandboxSpec, *, timeout_s: float, input: bytes | None = None,
-        where: Boundary | None = None) -> SandboxRun:
-    """Run a job to completion (or kill it at `timeout_s`), collecting its output."""
+def _feed(pipe, data: bytes) -> None:
+    with contextlib.suppress(OSError):  # the job closed its end or ended: what it did not read is its loss
+        pipe.write(data)
+    with contextlib.suppress(OSError):
+        pipe.close()
+
+
+def run(spec: SandboxSpec, *, timeout_s: float, input: bytes | None = None, where: Boundary | None = None,
+        flood_bytes: int = FLOOD_BYTES) -> SandboxRun:
+    """Run a job to completion (or kill it at `timeout_s`), collecting the head and tail of its output; a job
+    that prints more than `flood_bytes` (stdout and stderr together) is stopped there."""
     started = time.monotonic()
     with spawn(spec, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
                stderr=subprocess.PIPE, where=where) as job:
-        timed_out = False
-        try:
-            out, err = job.popen.communicate(input=input, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        stop = threading.Event()
+        flooded = threading.Event()
+        drains: list[Drain] = []
+
+        def watch(_: int) -> None:
+            if sum(d.buffer.total for d in drains) > flood_bytes and not flooded.is_set():
+                flooded.set()
+                stop.set()
+
+        drains += [Drain(os.dup(job.popen.stdout.fileno()), watch=watch, name="sandbox-stdout"),
+                   Drain(os.dup(job.popen.stderr.fileno()), watch=watch, name="sandbox-stderr")]
+        job.popen.stdout.close()
+        job.popen.stderr.close()
+        for drain in drains:
+            drain.start()
+        if input is not None:
+            threading.Thread(target=_feed, args=(job.popen.stdin, input), name="sandbox-stdin", daemon=True).start()
+        threading.Thread(target=lambda: (job.popen.wait(), stop.set()), name="sandbox-wait", daemon=True).start()
+        stop.wait(timeout_s)
+        timed_out = job.popen.poll() is None and not flooded.is_set()
+        if job.popen.poll() is None:
             job.kill()
-            out, err = job.popen.communicate()
-        detail = f"killed after {timeout_s:.0f} s" if timed_out else job.exit_detail()
-        return SandboxRun(job.popen.returncode, out or b"", err or b"", timed_out, time.monotonic() - started,
-                          detail)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            job.popen.wait(timeout=10)
+        if flooded.is_set():
+            detail = f"stopped after printing more than {flood_bytes >> 20} MiB"
+        else:
+            detail = f"killed after {timeout_s:.0f} s" if timed_out else job.exit_detail()
+        job.close()  # every process of the job ends, so its pipes reach their end
+        out, err = (drain.finish() for drain in drains)
+        return SandboxRun(job.popen.returncode, out, err, timed_out, time.monotonic() - started, detail,
+                          flooded.is_set())

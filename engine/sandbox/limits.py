@@ -35,16 +35,19 @@ LAUNCHER = (
 
 @dataclass(frozen=True)
 class JobLimits:
-    """Defaults suit one candidate on one GPU: 16 GB of host memory, 256 processes, 10 CPU minutes."""
+    """Defaults suit one candidate on one GPU: 16 GB of host memory, 256 processes, 10 CPU minutes, 4 GB of
+    scratch (its scratch folder made by `engine.sandbox.scratch` with this quota; /tmp and /dev/shm inside
+    have the same size)."""
 
     memory_mb: int = 16384
     processes: int = 256
     cpu_seconds: int = 600
     file_size_mb: int = 512
+    scratch_mb: int = 4096
 
     def to_json(self) -> dict:
         return {"memory_mb": self.memory_mb, "processes": self.processes, "cpu_seconds": self.cpu_seconds,
-                "file_size_mb": self.file_size_mb}
+                "file_size_mb": self.file_size_mb, "scratch_mb": self.scratch_mb}
 
     @classmethod
     def from_json(cls, data: dict) -> JobLimits:

@@ -18,12 +18,10 @@ import contextlib
 import io
 import os
 import queue
-import shutil
 import socket
 import subprocess
 import sys
 import tarfile
-import tempfile
 import threading
 import time
 from collections import deque
@@ -32,7 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.sandbox import JobLimits, Mount, SandboxProcess, SandboxSpec, boundary, spawn
+from engine.sandbox import scratch as scratch_folders
 from engine.sandbox.accounting import open_job_meters
+from engine.sandbox.launch import sweep_leftovers
+from engine.sandbox.output import Bounded, Drain
 from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
 from engine.verify.cores import CoreReservation, SlotCores
 from engine.verify.host import HostRecord, HostWatch
@@ -43,6 +44,8 @@ from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
 STARTUP_TIMEOUT_S = 300.0
 JUDGE_GRACE_S = 30.0
 LOG_TAIL_CHARS = 20000
+LOG_HEAD_BYTES = 64 << 10  # of a runner's or the judge's output, kept in memory while it runs
+LOG_TAIL_BYTES = 256 << 10
 EXTENSIONS_INSIDE = "/refinery/ext"
 # OpenMP's idle threads sleep instead of spinning between parallel regions, in the judge and the runner alike:
 # a spinning helper's CPU time counts as the job's own, so the clock check took the main thread's wait for a
@@ -57,9 +60,11 @@ TIMED_PROCESS_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 class PoolConfig:
     cache_dir: Path
     limits: JobLimits = field(default_factory=JobLimits)  # each runner (one candidate)
-    # The judge creates the shared regions (memfds count against its file-size limit): no practical cap.
+    # The judge creates the shared regions, memfds that count against its file-size limit. It erases a region
+    # (writes every page, in its own memory) before lending it again, so a region larger than its memory limit
+    # would end the judge: its file-size limit is its memory limit, and such a region fails at its creation.
     judge_limits: JobLimits = field(default_factory=lambda: JobLimits(memory_mb=65536, processes=512,
-                                                                      cpu_seconds=24 * 3600, file_size_mb=2**20))
+                                                                      cpu_seconds=24 * 3600, file_size_mb=65536))
     timeout_s: float = 120.0
     gpus: tuple[int, ...] | None = None  # one slot per listed GPU (CUDA_VISIBLE_DEVICES); None: no pinning
     spares: int = 0  # warm runners kept per slot; 0: chosen from the machine (see `spare_count`)
@@ -76,7 +81,8 @@ class PoolConfig:
 
             settings = get_settings()
         limits = JobLimits(memory_mb=settings.worker_memory_mb, processes=settings.worker_processes,
-                           cpu_seconds=settings.worker_cpu_seconds, file_size_mb=settings.worker_file_size_mb)
+                           cpu_seconds=settings.worker_cpu_seconds, file_size_mb=settings.worker_file_size_mb,
+                           scratch_mb=settings.worker_scratch_mb)
         values = {"cache_dir": settings.cache_dir, "limits": limits, "timeout_s": settings.worker_timeout_s,
                   "hidden": (settings.home,), "spares": settings.runner_spares,
                   "timing_cores": settings.timing_cores}
@@ -125,10 +131,7 @@ def spare_count(config: PoolConfig, gpu: bool) -> int:
 
 
 def _scratch_root(config: PoolConfig) -> Path:
-    root = config.scratch_root or Path(tempfile.gettempdir()) / f"refinery-sandbox-{os.getuid()}"
-    root.mkdir(parents=True, exist_ok=True)
-    os.chmod(root, 0o711)
-    return root
+    return Path(config.scratch_root or scratch_folders.default_root())
 
 
 def _device_env(gpu: int | None) -> dict[str, str]:
@@ -136,7 +139,7 @@ def _device_env(gpu: int | None) -> dict[str, str]:
 
 
 class _Sandboxed:
-    """A sandboxed program of ours with a socket to it and a log file."""
+    """A sandboxed program of ours with a socket to it and the bounded head and tail of what it prints."""
 
     def __init__(self, config: PoolConfig, role: str, gpu: int | None) -> None:
         self.config, self.role, self.gpu = config, role, gpu
@@ -144,29 +147,34 @@ class _Sandboxed:
         self.channel: Channel | None = None
         self.hello: dict | None = None
         self.scratch: Path | None = None
-        self.log_path: Path | None = None
+        self.log: Drain | None = None  # what it prints: head and tail, in memory (no file to leave behind)
 
     def _start(self, argv: list[str], packages: tuple[str, ...] | None, limits: JobLimits, gpu_devices: bool,
                env: dict[str, str], mounts: list[Mount], scratch_env: dict[str, str] | None = None,
                cpus: tuple[int, ...] | None = None) -> None:
         """Start the program (on `cpus`, if given); `scratch_env` names variables that point into its scratch
         folder."""
-        root = _scratch_root(self.config)
-        self.scratch = Path(tempfile.mkdtemp(prefix=f"{self.role}-", dir=root))
+        self.scratch = scratch_folders.make(self.role, _scratch_root(self.config), limits.scratch_mb)
         home = "/scratch" if boundary().namespaced else str(self.scratch)
         env = {**TIMED_PROCESS_ENV, **env, **{name: f"{home}/{sub}" for name, sub in (scratch_env or {}).items()}}
-        log = tempfile.NamedTemporaryFile(prefix=f"{self.role}-", suffix=".log", dir=root, delete=False)  # noqa: SIM115
-        self.log_path = Path(log.name)
+        log_read, log_write = os.pipe()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             spec = SandboxSpec(argv=[*argv, "--fd", str(theirs.fileno())], scratch=self.scratch,
                                env=python_env(packages, **{**env, **_device_env(self.gpu), **self.config.env}),
                                mounts=[*mounts_for(packages), *mounts], hidden=hidden_roots(*self.config.hidden),
                                gpu=gpu_devices, limits=limits, role=self.role, cpus=cpus)
-            self.job = spawn(spec, stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(theirs.fileno(),))
+            self.job = spawn(spec, stdin=subprocess.DEVNULL, stdout=log_write, stderr=log_write,
+                             pass_fds=(theirs.fileno(),))
+        except BaseException:
+            os.close(log_read)
+            ours.close()
+            self.close()
+            raise
         finally:
             theirs.close()
-            log.close()
+            os.close(log_write)
+        self.log = Drain.of(log_read, Bounded(LOG_HEAD_BYTES, LOG_TAIL_BYTES), name=f"{self.role}-log")
         self.channel = Channel(ours)
 
     def ready(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict:
@@ -197,12 +205,7 @@ class _Sandboxed:
         return self.job is not None and self.job.poll() is None
 
     def log_tail(self) -> str:
-        try:
-            with open(self.log_path, "rb") as handle:
-                handle.seek(max(0, os.path.getsize(self.log_path) - LOG_TAIL_CHARS))
-                return handle.read().decode("utf-8", "replace")
-        except (OSError, TypeError):
-            return ""
+        return self.log.buffer.text()[-LOG_TAIL_CHARS:] if self.log is not None else ""
 
     def close(self) -> None:
         if self.channel is not None:
@@ -211,8 +214,10 @@ class _Sandboxed:
             self.channel = None
         if self.job is not None:
             self.job.close()
+        if self.log is not None:
+            self.log.join(5.0)  # its pipe ends with the job; the tail stays readable in memory
         if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
+            scratch_folders.remove(self.scratch)
             self.scratch = None
 
 
@@ -225,21 +230,25 @@ class RunnerProcess(_Sandboxed):
                  warm_on: tuple[int, ...] | None = None) -> None:
         super().__init__(config, "runner", gpu)
         self.device = device
-        self.ext = Path(tempfile.mkdtemp(prefix="ext-", dir=_scratch_root(config)))
+        self.ext = scratch_folders.make("ext", _scratch_root(config), config.limits.scratch_mb)
         namespaced = boundary().namespaced
         env = {"TORCH_EXTENSIONS_DIR": EXTENSIONS_INSIDE if namespaced else str(self.ext)}
         pinned = cores is not None and cores.pinned
         if pinned:
             env["OMP_NUM_THREADS"] = str(len(cores.timing))
-        self._start([sys.executable, "-m", "engine.verify.runner", "--device", device], RUNNER_PACKAGES,
-                    config.limits, device == "cuda", env,
-                    [Mount(self.ext, EXTENSIONS_INSIDE, writable=True)] if namespaced else [],
-                    {"CUPY_CACHE_DIR": "cupy", "TRITON_CACHE_DIR": "triton", "TORCHINDUCTOR_CACHE_DIR": "inductor"},
-                    cpus=warm_on if pinned else None)
+        try:
+            self._start([sys.executable, "-m", "engine.verify.runner", "--device", device], RUNNER_PACKAGES,
+                        config.limits, device == "cuda", env,
+                        [Mount(self.ext, EXTENSIONS_INSIDE, writable=True)] if namespaced else [],
+                        {"CUPY_CACHE_DIR": "cupy", "TRITON_CACHE_DIR": "triton",
+                         "TORCHINDUCTOR_CACHE_DIR": "inductor"}, cpus=warm_on if pinned else None)
+        except BaseException:
+            scratch_folders.remove(self.ext)
+            raise
 
     def close(self) -> None:
         super().close()
-        shutil.rmtree(self.ext, ignore_errors=True)
+        scratch_folders.remove(self.ext)
 
 
 class JudgeProcess(_Sandboxed):
@@ -506,6 +515,7 @@ class WorkerPool:
 
     def __init__(self, size: int | None = None, config: PoolConfig | None = None) -> None:
         self.config = config or PoolConfig.from_settings()
+        sweep_leftovers(_scratch_root(self.config))  # what pools killed before they could clean up left behind
         gpus = self.config.gpus
         self.size = size or (len(gpus) if gpus else 1)
         self.cores = CoreReservation(self.size, self.config.timing_cores)

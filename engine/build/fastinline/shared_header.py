@@ -77,11 +77,13 @@ def warm_headers(root: Path, variants: Sequence[Sequence[str]] = COMMON_EXTRAS) 
 def _build(root: Path, extras: str, extra_cflags: Sequence[str], extra_include_paths: Sequence[str],
            timeout_s: float) -> HeaderResult:
     from engine.sandbox import JobLimits, Mount, SandboxSpec, boundary, run
+    from engine.sandbox import scratch as scratch_folders
     from engine.sandbox.programs import hidden_roots, mounts_for, python_env
 
     where = boundary()
     staging = Path(tempfile.mkdtemp(prefix="staging-", dir=root))
-    scratch = Path(tempfile.mkdtemp(prefix="pch-job-"))
+    limits = JobLimits(memory_mb=8192, processes=64, cpu_seconds=int(timeout_s), file_size_mb=4096)
+    scratch = scratch_folders.make("pch-job", quota_mb=limits.scratch_mb)
     started = time.perf_counter()
     try:
         out = STAGING_INSIDE if where.namespaced else str(staging)
@@ -90,7 +92,7 @@ def _build(root: Path, extras: str, extra_cflags: Sequence[str], extra_include_p
                   "--extra-cflags", json.dumps(list(extra_cflags)),
                   "--extra-include-paths", json.dumps(list(extra_include_paths))],
             scratch=scratch, hidden=hidden_roots(), role="build",
-            limits=JobLimits(memory_mb=8192, processes=64, cpu_seconds=int(timeout_s), file_size_mb=4096),
+            limits=limits,
             mounts=[*mounts_for((PCH_PACKAGE,), where)] + (
                 [Mount(staging, STAGING_INSIDE, writable=True)] if where.namespaced else []),
             env=python_env((PCH_PACKAGE,), where))
@@ -113,4 +115,4 @@ def _build(root: Path, extras: str, extra_cflags: Sequence[str], extra_include_p
         return HeaderResult(True, key, True, time.perf_counter() - started)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_folders.remove(scratch)

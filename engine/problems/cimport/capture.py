@@ -24,6 +24,7 @@ from engine.build.sandboxed import SCRATCH, compile_sandboxed
 from engine.problems.cimport.layout import Layout
 from engine.problems.cimport.program import Analysis, c_text
 from engine.problems.expressions import evaluate
+from engine.sandbox.launch import FLOOD_BYTES
 
 C_COMPILER = "cc"
 CAPTURE_TIMEOUT_S = 180
@@ -180,7 +181,9 @@ def run_capture(analysis: Analysis, bundle: str, config: str, params: dict[str, 
         if not done.ok:
             lines = done.log.strip().splitlines()
             first = next((ln for ln in lines if "error" in ln), " | ".join(lines[-3:]) or "no output")
-            if "compiler stopped" in done.log:
+            if done.timed_out:
                 first = f"did not finish in {timeout_s:.0f} s"
+            elif done.flooded:
+                first = f"stopped after printing more than {FLOOD_BYTES >> 20} MiB"
             return Capture(config, ok=False, error=first)
         return _read(out, analysis, params, config)

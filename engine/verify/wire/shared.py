@@ -13,9 +13,11 @@ its size (the runner cannot shrink it under the judge's reads, which would end t
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import mmap
 import os
+import resource
 from dataclasses import dataclass
 
 import torch
@@ -76,7 +78,15 @@ class SharedRegion:
     @classmethod
     def create(cls, size: int, pin: bool = True) -> SharedRegion:
         fd = os.memfd_create("refinery-tensors", os.MFD_ALLOW_SEALING)
-        os.ftruncate(fd, max(size, 0))
+        try:
+            os.ftruncate(fd, max(size, 0))
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno != errno.EFBIG:
+                raise
+            raise OSError(exc.errno, f"a shared region of {size} bytes is larger than this process may make (its "
+                                     f"file-size limit is {resource.getrlimit(resource.RLIMIT_FSIZE)[0]} bytes)"
+                          ) from exc
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
         return cls(fd, size, pin)
 
