@@ -136,7 +136,7 @@ def runner_block(runner: RunnerSession, config: str, seeds: list[int], trials: i
                            flush_bytes=flush_bytes, snapshot=snapshot)
     wall = (time.perf_counter() - started) * 1e6
     after = meter.read() if meter is not None else None
-    return Block(float_list(reply.get("times_us"), stage, trials), wall, min(meters.waited_us(before, after), wall),
+    return Block(float_list(reply.times_us, stage, trials), wall, min(meters.waited_us(before, after), wall),
                  before is not None and after is not None)
 
 
