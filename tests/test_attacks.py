@@ -300,6 +300,27 @@ def test_a_forged_reply_on_the_judges_socket_is_not_a_verdict(world):
     assert "8.5" not in result.message and "forged" not in result.message
 
 
+def test_outputs_corrupted_on_the_runners_socket_are_the_candidates_runtime_error(world):
+    result = attack(world, "corrupt_reply.py", static_checks=False)
+    assert result.verdict == Verdict.RUNTIME_ERROR and result.speedup is None, result.message
+    assert "malformed reply during forward on configuration" in result.message
+    assert "outputs.0.tensor.shape.0: Input should be a valid integer" in result.message
+    assert "verifier failed" not in result.message and "not the candidate's fault" not in result.message
+
+
+def test_claimed_times_corrupted_on_the_runners_socket_are_the_candidates_runtime_error(world):
+    if world["pool"].gpu:
+        pytest.skip("on a GPU this candidate has no kernel of its own and is never timed")
+    source = source_of(world, "corrupt_reply.py").replace('TARGET = "outputs"', 'TARGET = "times_us"')
+    verifier = Verifier(pool=world["pool"], options=replace(OPTIONS, static_checks=False), settings=world["settings"])
+    result = verifier.evaluate(world["problems"]["py"], source)
+    assert_contained(world, result)
+    assert result.verdict == Verdict.RUNTIME_ERROR and result.speedup is None, result.message
+    assert "malformed reply during timing on" in result.message
+    assert "times_us.0: Input should be a finite number" in result.message
+    assert "verifier failed" not in result.message
+
+
 def test_a_c_candidate_cannot_include_secrets_into_its_compile_log(world):
     result = attack(world, "include_secrets.c", problem="c", language="c")
     assert result.verdict == Verdict.COMPILE_ERROR

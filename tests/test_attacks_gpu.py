@@ -50,3 +50,41 @@ def test_work_hidden_on_a_private_stream_is_caught_by_the_judges_clock(verifier,
     print(f"\n{result.verdict}: {result.message}")
     assert result.verdict == Verdict.INTEGRITY_VIOLATION
     assert "stream-escape" in {f.check for f in result.failed_checks}
+
+
+def _attack(verifier, relu, name: str):
+    result = verifier.evaluate(relu, (TESTS / "attacks" / name).read_text())
+    print(f"\n{name}: {result.verdict}: {result.message}")
+    for finding in result.integrity:
+        print(f"  {finding.check}: {'passed' if finding.passed else 'FAILED'} {finding.detail}")
+    return result
+
+
+def test_forged_calibration_plans_nothing_and_the_later_claims_are_caught(verifier, relu):
+    result = _attack(verifier, relu, "gpu_forge_calibration.py")
+    clock = next(f for f in result.integrity if f.check == "stream-escape")
+    assert result.speedup is None and (not clock.passed or "no speed is credited" in clock.detail), clock.detail
+    assert "too few trials" not in clock.detail
+
+
+def test_caching_across_timed_calls_is_caught_on_a_timed_call(verifier, relu):
+    result = _attack(verifier, relu, "gpu_memo_while_timed.py")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and result.speedup is None
+    assert all(c.ok for c in result.configs)
+    timed = next(f for f in result.integrity if f.check == "timed-output")
+    assert not timed.passed and "chosen after its block ran" in timed.detail
+
+
+def test_stale_buffers_on_the_calls_expected_unchecked_are_caught(verifier, relu):
+    result = _attack(verifier, relu, "gpu_stale_unless_checked.py")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and result.speedup is None
+    timed = next(f for f in result.integrity if f.check == "timed-output")
+    assert not timed.passed
+
+
+def test_an_honest_kernel_beside_the_attacks_keeps_its_speed(verifier, relu):
+    result = _attack(verifier, relu, "../cheats/gpu_honest.py")
+    assert result.verdict == Verdict.CORRECT and result.speedup is not None, result.message
+    clock = next(f for f in result.integrity if f.check == "stream-escape")
+    timed = next(f for f in result.integrity if f.check == "timed-output")
+    assert clock.passed and "no speed" not in clock.detail and timed.passed, clock.detail

@@ -21,6 +21,7 @@ from engine.analysis.cuda_ast import FunctionDef, Macro, Node, has_launch, text,
 from engine.analysis.evaluator import Env, Evaluator, Pointer, Undefined, Unknown
 from engine.analysis.host import host_env, passed_values
 from engine.analysis.interp import Context, Interpreter
+from engine.problems.expressions import BOUNDED, TooLarge
 
 ASSUMED_BLOCK = (256, 1, 1)
 
@@ -227,10 +228,17 @@ def _dtype_bytes(keywords: list[ast.keyword]) -> int:
     return 4
 
 
+class TooLargeToEvaluate(Unknown):
+    """A value whose arithmetic is past the bounds (`engine.problems.expressions.BOUNDED`): left unknown."""
+
+
 class _PyEval:
     """Integer arithmetic over a Python module's constants and a function's simple local assignments,
     with tensors known by their shapes (`TensorShape`): enough for the sizes and flags a launch
-    computes from its inputs (`rows, cols = x.shape`, `vec = int(cols % 4 == 0)`)."""
+    computes from its inputs (`rows, cols = x.shape`, `vec = int(cols % 4 == 0)`).
+
+    The source is a candidate's: `**`, `*` and `<<` are bounded (`9**9**9` is refused before it runs, as
+    TooLargeToEvaluate), so no constant can stall the trusted process that analyses it."""
 
     def __init__(self, names: dict[str, object]) -> None:
         self.names = names
@@ -270,13 +278,16 @@ class _PyEval:
             return -self.eval(node.operand)
         if isinstance(node, ast.BinOp):
             left, right = self.eval(node.left), self.eval(node.right)
-            ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-                   ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b,
-                   ast.Pow: lambda a, b: a ** b, ast.LShift: lambda a, b: a << b, ast.RShift: lambda a, b: a >> b}
+            ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.FloorDiv: lambda a, b: a // b,
+                   ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b, ast.RShift: lambda a, b: a >> b,
+                   **BOUNDED}
             op = ops.get(type(node.op))
             if op is None or isinstance(left, tuple) or isinstance(right, tuple):
                 raise Unknown("expression not modelled")
-            return op(left, right)
+            try:
+                return op(left, right)
+            except TooLarge as exc:
+                raise TooLargeToEvaluate(str(exc)) from None
         if isinstance(node, ast.Call):
             func = ast.unparse(node.func)
             if tensor := self._tensor_call(node, func):
@@ -360,18 +371,24 @@ def reference_inputs(reference_source: str, params: dict[str, object]) -> list |
     returned = next((n.value for n in ast.walk(function) if isinstance(n, ast.Return) and n.value is not None), None)
     try:
         inputs = _PyEval(names).eval(returned) if returned is not None else None
-    except (Unknown, ZeroDivisionError, TypeError, IndexError, ValueError):
+    except (Unknown, ArithmeticError, TypeError, IndexError, ValueError):
         return None
     return list(inputs) if isinstance(inputs, tuple) else None
 
 
-def _module_constants(tree: ast.Module) -> dict[str, object]:
+def _module_constants(tree: ast.Module, too_large: list[str] | None = None) -> dict[str, object]:
+    """The module-level constants that evaluate; those past the bounds are named in `too_large`."""
     names: dict[str, object] = {}
     evaluator = _PyEval(names)
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            with contextlib.suppress(Unknown, ZeroDivisionError, TypeError):
+            try:
                 names[node.targets[0].id] = evaluator.eval(node.value)
+            except TooLargeToEvaluate as exc:
+                if too_large is not None:
+                    too_large.append(f"{node.targets[0].id} ({exc})")
+            except (Unknown, ArithmeticError, TypeError, ValueError):
+                continue
     return names
 
 
@@ -440,7 +457,7 @@ def _local_names(function: ast.FunctionDef, constants: dict[str, object]) -> dic
         for targets, value in _assigned_pairs(node):
             try:
                 _bind(names, targets, evaluator.eval(value))
-            except (Unknown, ZeroDivisionError, TypeError, IndexError, ValueError):
+            except (Unknown, ArithmeticError, TypeError, IndexError, ValueError):
                 for name in targets:
                     names.pop(name, None) if name not in constants else None
     return names
@@ -463,19 +480,23 @@ def _init_attributes(tree: ast.Module, constants: dict[str, object], init_values
 
 def python_launch_sites(source: str, kernel_names: set[str] | frozenset[str] = frozenset(),
                         init_values: dict[str, object] | None = None,
-                        forward_inputs: list | None = None) -> list[LaunchSite]:
+                        forward_inputs: list | None = None, notes: list[str] | None = None) -> list[LaunchSite]:
     """CuPy launches `k(grid, block, args, shared_mem=...)` of RawKernel / RawModule functions.
 
     Also `helper("name")(grid, block, args)`, a lookup function called with a kernel's name.
     `init_values` (the configuration's parameters) give `__init__` parameters of the same name;
     `forward_inputs` (`reference_inputs`) give `forward`'s parameters their shapes, so sizes and
     flags the launch derives from them (`cols % 4 == 0`) reach the kernel's scalar arguments.
+    `notes` gets a line naming the module constants too large to evaluate (left unknown).
     """
     try:
         tree = python_ast.parse(source)
     except SyntaxError:
         return []
-    constants = _module_constants(tree)
+    too_large: list[str] = []
+    constants = _module_constants(tree, too_large)
+    if too_large and notes is not None:
+        notes.append(f"module constants too large to evaluate, left unknown: {'; '.join(too_large[:5])}")
     constants.update(_init_attributes(tree, constants, init_values or {}))
     bindings = _kernel_bindings(tree)
     sites: list[LaunchSite] = []
@@ -571,7 +592,7 @@ def _py_value(evaluator: _PyEval, node: ast.AST | None):
         return None
     try:
         return evaluator.eval(node)
-    except (Unknown, ZeroDivisionError, TypeError):
+    except (Unknown, ArithmeticError, TypeError, ValueError):
         return None
 
 

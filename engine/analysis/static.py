@@ -231,7 +231,7 @@ def analyse_candidate(problem, source: str, language: str, config=None, *, arch:
         sources, notes = list(extracted.sources), list(extracted.notes)
         inputs = reference_inputs(problem.reference_source, params) if getattr(problem, "kind", "") == "pytorch" \
             else None
-        py_sites = python_launch_sites(source, _kernel_names(sources), params, inputs)
+        py_sites = python_launch_sites(source, _kernel_names(sources), params, inputs, notes=notes)
         torch_ops = torch_ops_in_forward(source)
     else:
         sources = [source]

@@ -20,6 +20,7 @@ from pathlib import Path
 from engine.problems.derive import PlannedConfig, plan_configs
 from engine.problems.library import ProblemError, check_pytorch_reference, load_problem
 from engine.problems.model import Config, Problem, Signature
+from engine.problems.paths import LINK, UnsafePath, copy_tree, walk
 from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S, ProbeRequest, ProbeSession
 from engine.problems.sizes import BATCH_NAMES, read_sizes
 from engine.problems.toml_text import toml_value
@@ -170,9 +171,14 @@ def _import_kernelbench(paths: list[Path], origin: str, dest_root: Path, report:
 
 
 def _import_folder(path: Path, dest_root: Path, report: ImportReport, session: ProbeSession) -> None:
-    """A problem in our own format: checked where it is, at every configuration, then copied."""
+    """A problem in our own format: checked where it is, at every configuration, then copied (regular files only:
+    a folder holding a link anywhere is refused, naming the link)."""
     from engine.problems.probe import validate
 
+    links = walk(path).links
+    if links:
+        report.errors.append(ProblemError(links[0], LINK))
+        return
     try:
         problem = load_problem(path, source="import")
         validate(problem, session=session)
@@ -182,7 +188,12 @@ def _import_folder(path: Path, dest_root: Path, report: ImportReport, session: P
     target = dest_root / problem.kind / _slugify(path.name)
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(path, target)
+    try:
+        copy_tree(path, target)
+    except UnsafePath as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        report.errors.append(ProblemError(exc.path, exc.cause))
+        return
     report.imported.append(load_problem(target, source="import"))
 
 
@@ -214,6 +225,9 @@ def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float =
 
     path, dest_root = Path(path), Path(dest_root or imported_root())
     report = ImportReport()
+    if path.is_symlink():
+        report.errors.append(ProblemError(path, LINK))
+        return report
     if not path.exists():
         report.errors.append(ProblemError(path, "no such file or folder"))
         return report
@@ -226,10 +240,14 @@ def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float =
     elif is_folder_problem:
         files, programs = [], []
     else:
-        files = sorted(p for p in path.rglob("*.py") if KERNELBENCH_FILE.match(p.name))
+        tree = walk(path)  # no link is followed; one that could hold or be a problem is reported, the rest go on
+        files = [p for p in tree.files if KERNELBENCH_FILE.match(p.name)]
         programs = find_programs(path)
+        report.errors += [ProblemError(link, LINK) for link in tree.links
+                          if KERNELBENCH_FILE.match(link.name) or link.suffix == ".c" or link.is_dir()]
     if not files and not programs and not is_folder_problem:
-        report.errors.append(ProblemError(path, NO_PROBLEM))
+        if not report.errors:
+            report.errors.append(ProblemError(path, NO_PROBLEM))
         return report
     if programs:
         _import_c(programs, dest_root, report, c_options or ImportOptions())

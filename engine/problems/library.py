@@ -15,6 +15,7 @@ from pathlib import Path
 from engine import python_ast
 from engine.problems.expressions import ExpressionError, evaluate
 from engine.problems.model import STRATEGIES, CArg, Config, Expectation, Implementation, Problem, Signature
+from engine.problems.paths import UnsafePath, check_not_link, inside, optional_inside
 
 ASSETS_DIR = Path(__file__).resolve().parents[2] / "assets"
 BUILTIN_DIR = ASSETS_DIR / "problems"
@@ -105,9 +106,13 @@ def _parse_implementations(raw: list, folder: Path, toml_path: Path) -> tuple[Im
     impls = []
     for entry in raw:
         name = _require(entry, "name", toml_path)
-        path = folder / _require(entry, "file", toml_path)
-        if not path.is_file():
-            raise ProblemError(toml_path, f"implementation {name!r}: file {path.name} does not exist")
+        file = _require(entry, "file", toml_path)
+        try:
+            path = inside(folder, file)
+        except UnsafePath as exc:
+            raise ProblemError(toml_path, f"implementation {name!r}: file {exc}") from None
+        except FileNotFoundError:
+            raise ProblemError(toml_path, f"implementation {name!r}: file {Path(file).name} does not exist") from None
         strategy = _require(entry, "strategy", toml_path)
         if strategy not in STRATEGIES:
             raise ProblemError(toml_path, f"implementation {name!r}: unknown strategy {strategy!r}")
@@ -157,11 +162,29 @@ def _words(meta: dict, key: str, toml_path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _own_file(folder: Path, name: str) -> Path | None:
+    """`folder/name` if it is there: a regular file, not a link (raises ProblemError naming it otherwise)."""
+    try:
+        return optional_inside(folder, name)
+    except UnsafePath as exc:
+        raise ProblemError(folder / name, exc.cause) from None
+
+
 def load_problem(folder: Path, source: str = "builtin") -> Problem:
-    """Parse one problem folder; raises ProblemError naming the offending file."""
+    """Parse one problem folder; raises ProblemError naming the offending file.
+
+    Every file the problem names (problem.toml, the reference, inputs.py, each implementation) must be a regular
+    file inside the folder with no link on the way (`engine.problems.paths`): none is ever read through a link.
+    """
     folder = Path(folder)
+    try:
+        check_not_link(folder)
+    except UnsafePath as exc:
+        raise ProblemError(folder, exc.cause) from None
+    except FileNotFoundError:
+        raise ProblemError(folder, "no such folder") from None
     toml_path = folder / "problem.toml"
-    if not toml_path.is_file():
+    if _own_file(folder, "problem.toml") is None:
         raise ProblemError(folder, "no problem.toml")
     try:
         meta = tomllib.loads(toml_path.read_text())
@@ -170,13 +193,14 @@ def load_problem(folder: Path, source: str = "builtin") -> Problem:
     kind = _require(meta, "kind", toml_path)
     if kind not in KINDS:
         raise ProblemError(toml_path, f"kind must be one of {KINDS}, not {kind!r}")
-    reference = folder / ("reference.py" if kind == "pytorch" else "reference.c")
-    if not reference.is_file():
-        raise ProblemError(folder, f"missing {reference.name}")
+    reference_name = "reference.py" if kind == "pytorch" else "reference.c"
+    reference = _own_file(folder, reference_name)
+    if reference is None:
+        raise ProblemError(folder, f"missing {reference_name}")
     if kind == "pytorch":
         check_pytorch_reference(reference)
     model = meta.get("model", {})
-    inputs_path = folder / "inputs.py"
+    inputs_path = _own_file(folder, "inputs.py")
     problem = Problem(
         slug=folder.name, kind=kind, title=_require(meta, "title", toml_path), folder=folder,
         reference_path=reference, description=meta.get("description", ""), tags=tuple(meta.get("tags", ())),
@@ -188,7 +212,7 @@ def load_problem(folder: Path, source: str = "builtin") -> Problem:
         allowed_torch_ops=tuple(meta.get("allowed_torch_ops", ())), source=meta.get("source", source),
         entry=meta.get("entry") if kind == "c" else None,
         args=_parse_args(meta.get("args", []), toml_path) if kind == "c" else (),
-        inputs_path=inputs_path if inputs_path.is_file() else None,
+        inputs_path=inputs_path,
         notes=_words(meta, "notes", toml_path), warnings=_words(meta, "warnings", toml_path),
     )
     if kind == "c" and not problem.entry:

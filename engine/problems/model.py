@@ -226,7 +226,9 @@ class Problem:
     @property
     def content_hash(self) -> str:
         digest = hashlib.sha256()
-        for path in sorted(p for p in self.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        # regular files only: a link is never read (the loader refuses one a problem names; others are left out)
+        for path in sorted(p for p in self.folder.rglob("*")
+                           if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts):
             digest.update(path.relative_to(self.folder).as_posix().encode())
             digest.update(path.read_bytes())
         return digest.hexdigest()[:16]

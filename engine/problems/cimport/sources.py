@@ -2,10 +2,14 @@
 
 The program is the `.c` file that defines `main`, the other `.c` files beside it that define no main (a
 program split into files), and the local headers they include: found beside it, in
-the folders given with `--include`, or by walking up its parent folders (and their `utilities/` and
-`include/` folders, where PolyBench keeps `polybench.h`). Each local `#include` is inlined where it
+the folders given with `--include`, or in the `utilities/` and `include/` folders of its parent folders
+(where PolyBench keeps `polybench.h`). Each local `#include` is inlined where it
 stands, between `#line` markers, so that the preprocessor, the compiler's messages and the parser still
 name the user's files and lines. System headers (`<stdio.h>`) are left to the compiler.
+
+What is inlined ends up in the stored reference.c, so no file is read through a link, a local `#include`
+names a path below the folder it is found in (no absolute path, no `..`), and a parent folder itself is never
+searched (walking up reached `/`, so `#include "etc/passwd"` in an upload inlined the host's file).
 
 The sizes the program is built at are read from the text, never by running it: PolyBench's datasets
 (the `#define`s under `#ifdef MINI_DATASET` … in the kernel's header) and the other integer `#define`s.
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.problems.expressions import ExpressionError, evaluate
+from engine.problems.paths import LINK, UnsafePath, check_not_link, inside, relative_name, walk
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)\s+(.+?)\s*(?://.*|/\*.*)?$")
@@ -57,7 +62,7 @@ def find_programs(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
     found = []
-    for file in sorted(path.rglob("*.c")):
+    for file in (f for f in walk(path).files if f.suffix == ".c"):  # a link is never followed (the caller names it)
         try:
             if defines_main(file.read_text(errors="replace")):
                 found.append(file)
@@ -67,22 +72,37 @@ def find_programs(path: Path) -> list[Path]:
 
 
 def _search_folders(program: Path, includes: tuple[Path, ...]) -> list[Path]:
+    """The program's folder, the user's `--include` folders, and the `utilities/` and `include/` folders (not
+    links) of its ancestors."""
     folders = [program.parent, *includes]
     here = program.parent.resolve()
     for _ in range(WALK_UP_LEVELS):
         if here.parent == here:
             break
-        folders += [here, here / "utilities", here / "include"]
+        folders += [f for f in (here / "utilities", here / "include") if f.is_dir() and not f.is_symlink()]
         here = here.parent
     return list(dict.fromkeys(folders))
 
 
-def _resolve(name: str, quoted: bool, including: Path, folders: list[Path]) -> Path | None:
+def _resolve(name: str, quoted: bool, including: Path, folders: list[Path], where: str) -> Path | None:
+    """The local header `name` names, or None (left to the compiler); raises SourceError for a quoted name that
+    leaves its folder or a header found as a link."""
+    try:
+        relative_name(name)
+    except UnsafePath as exc:
+        if not quoted:
+            return None
+        raise SourceError(f'{where}: #include "{name}" {exc.cause}: copy the header beside the program, or name '
+                          "its folder with --include and include it by its name there") from None
     candidates = ([including.parent] if quoted else []) + folders
     for folder in candidates:
-        path = folder / name
-        if path.is_file():
-            return path
+        try:
+            return inside(folder, name)
+        except UnsafePath as exc:
+            if exc.cause == LINK:
+                raise SourceError(f"{where}: #include {name!r} is found at {folder / name}, which {LINK}") from None
+        except OSError:
+            continue
     return None
 
 
@@ -96,7 +116,7 @@ def _inline(path: Path, shown: str, folders: list[Path], headers: list[Path], de
     out = [f'#line 1 "{shown}"']
     for number, line in enumerate(lines, start=1):
         match = INCLUDE.match(line)
-        found = _resolve(match.group(2), match.group(1) == '"', path, folders) if match else None
+        found = _resolve(match.group(2), match.group(1) == '"', path, folders, f"{path}:{number}") if match else None
         if match and found is None and match.group(1) == '"':
             raise SourceError(f'{path}:{number}: #include "{match.group(2)}" not found beside it or in '
                               f"{', '.join(str(f) for f in folders[:3])}…; name its folder with --include")
@@ -153,10 +173,14 @@ def read_sizes(text: str) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
 
 
 def siblings(path: Path) -> list[Path]:
-    """The other `.c` files beside the program that define no main: the rest of a program split into files."""
+    """The other `.c` files beside the program that define no main: the rest of a program split into files.
+
+    Raises SourceError for one that is a link (it would be inlined into the reference)."""
     found = []
     for file in sorted(path.parent.glob("*.c")):
-        if file != path and not defines_main(file.read_text(errors="replace")):
+        if file.is_symlink():
+            raise SourceError(f"{path}: {file.name} beside it {LINK}")
+        if file != path and file.is_file() and not defines_main(file.read_text(errors="replace")):
             found.append(file)
     return found
 
@@ -165,6 +189,12 @@ def gather(path: Path, includes: tuple[Path, ...] = ()) -> CProgram:
     """The program whose `main` is in `path` (with the `.c` files beside it that define no main), its local
     headers inlined; raises SourceError."""
     path = Path(path)
+    try:
+        check_not_link(path)
+    except UnsafePath as exc:
+        raise SourceError(f"{path}: {exc.cause}") from None
+    except FileNotFoundError:
+        raise SourceError(f"{path}: no such file") from None
     folders = _search_folders(path, tuple(Path(p) for p in includes))
     headers: list[Path] = []
     parts = [line for other in siblings(path) for line in _inline(other, other.name, folders, headers, 0)]

@@ -120,7 +120,7 @@ class CJudge:
                 partial.replace(path)
             self.baseline_lib, self.baseline_fn = load_entry(path, job.entry, specs)
         reply = self.runner.request("load", stage="load")
-        seconds = reply.get("load_seconds")
+        seconds = reply.load_seconds
         self.state.load_seconds = float(seconds) if isinstance(seconds, int | float) else None
 
     def host_values(self, spec: ConfigSpec, seed: int) -> dict:
@@ -169,10 +169,10 @@ class CJudge:
             reply = self.runner.request("call", stage=stage, config=spec.name, seed=seed, reuse=trial > 0,
                                         want_inputs=True)
             if trial == 0 and spec is job.configs[0] and self.state.load_seconds is not None:
-                seconds = reply.get("seconds")
+                seconds = reply.seconds
                 self.state.load_seconds += float(seconds) if isinstance(seconds, int | float) else 0.0
-            got_returned = self.runner.take(reply.get("outputs"), stage)
-            inputs_after = self.runner.take(reply.get("inputs"), stage)
+            got_returned = self.runner.take(reply.outputs, stage)
+            inputs_after = self.runner.take(reply.inputs, stage)
             for arg, returned in zip(inputs, inputs_after, strict=False):
                 original = torch.from_numpy(values[arg.name])
                 if returned.tensor is None or not torch.equal(returned.tensor.cpu(), original):

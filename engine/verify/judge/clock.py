@@ -189,16 +189,14 @@ def runner_block(runner: RunnerSession, config: str, seed: int, trials: int, war
                            flush_bytes=flush_bytes)
     wall = (time.perf_counter() - started) * 1e6
     after = meter.read() if meter is not None else None
-    return Block(float_list(reply.get("times_us"), stage, trials), wall, min(meters.waited_us(before, after), wall),
-                 before is not None and after is not None, digest_list(reply.get("digests"), stage, trials),
-                 first_call)
+    return Block(float_list(reply.times_us, stage, trials), wall, min(meters.waited_us(before, after), wall),
+                 before is not None and after is not None, digest_list(reply.digests, stage, trials), first_call)
 
 
-def digest_list(value: object, stage: str, length: int) -> list[int]:
-    """The runner's digests of a block's outputs: exactly one non-negative integer per timed call."""
-    if not isinstance(value, list) or len(value) != length or \
-            not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**61 for v in value):
-        raise RunnerMisbehaved(stage, f"expected {length} digests of the timed calls' outputs")
+def digest_list(value: list[int], stage: str, length: int) -> list[int]:
+    """The runner's digests of a block's outputs (decoded as integers): exactly one per timed call."""
+    if len(value) != length:
+        raise RunnerMisbehaved(stage, f"expected {length} digests of the timed calls' outputs, got {len(value)}")
     return list(value)
 
 

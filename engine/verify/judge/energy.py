@@ -42,7 +42,7 @@ def record_energy(state: JobState, runner, config: str, seeds: list[int], baseli
 
     def candidate_loop(loop_seconds: float) -> int:
         reply = runner.request("loop", stage="the energy loop", config=config, seeds=seeds, seconds=loop_seconds)
-        calls = reply.get("calls")
+        calls = reply.calls
         return int(calls) if isinstance(calls, int) and calls > 0 else 0
 
     try:

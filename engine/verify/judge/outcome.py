@@ -69,9 +69,16 @@ def failure_from_report(report: dict) -> JobFailure:
     return JobFailure(Verdict.RUNTIME_ERROR, f"{stage} raised {summary}", log)
 
 
+def malformed(stage: str, detail: str) -> JobFailure:
+    """A reply its request's model refused (`wire.replies`): the runner is the candidate's process, so this is
+    the candidate's runtime error, naming what was malformed."""
+    return JobFailure(Verdict.RUNTIME_ERROR, f"the candidate's process sent a malformed reply during {stage}: "
+                                             f"{detail}")
+
+
 def judged(findings: Findings, stages: Callable[[], None]) -> None:
     """Run a judge's stages; whatever the runner does to end them early becomes a JobFailure naming why:
-    candidate code that failed, a process that ended, a malformed reply (an integrity violation)."""
+    candidate code that failed, a process that ended, a malformed reply (the candidate's runtime error)."""
     from engine.verify.judge.session import CandidateError, RunnerLost, RunnerMisbehaved
 
     try:
@@ -82,10 +89,7 @@ def judged(findings: Findings, stages: Callable[[], None]) -> None:
         raise JobFailure(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}",
                          fatal=True) from exc
     except RunnerMisbehaved as exc:
-        findings.failed("protocol", f"during {exc.stage}: {exc.detail}")
-        raise JobFailure(Verdict.INTEGRITY_VIOLATION, f"integrity check 'protocol' failed: the candidate's "
-                                                      f"process sent a malformed reply during {exc.stage} "
-                                                      f"({exc.detail})") from exc
+        raise malformed(exc.stage, exc.detail) from exc
 
 
 @dataclass

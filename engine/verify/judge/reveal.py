@@ -50,11 +50,9 @@ class Reveals:
             return
         positions = sorted(self.random.sample(range(count), min(self.per_block, count)))
         reply = self.runner.request("reveal", stage=stage, positions=positions)
-        returned = self.runner.take(reply.get("outputs"), stage)
-        per_call = reply.get("per_call")
-        if not isinstance(per_call, list) or len(per_call) != len(positions) or \
-                not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in per_call) or \
-                sum(per_call) != len(returned):
+        returned = self.runner.take(reply.outputs, stage)
+        per_call = list(reply.per_call)
+        if len(per_call) != len(positions) or sum(per_call) != len(returned):
             raise RunnerMisbehaved(stage, "the outputs of the timed calls the judge chose did not come back")
         start = 0
         for position, outputs in zip(positions, per_call, strict=True):

@@ -60,7 +60,8 @@ class Judge:
     def judge(self, job, blobs: dict[str, bytes], runner_fd: int, meter=None) -> tuple[dict, bool]:
         """(EvaluationResult JSON, whether the runner was lost); `meter`: the runner's kernel accounting."""
         from engine.verify.judge.c_judge import CJudge
-        from engine.verify.judge.session import RunnerLost, RunnerSession
+        from engine.verify.judge.outcome import malformed
+        from engine.verify.judge.session import RunnerLost, RunnerMisbehaved, RunnerSession
         from engine.verify.judge.torch_judge import TorchJudge
         from engine.verify.records import EvaluationResult, Verdict
         from engine.verify.wire.channel import Channel
@@ -76,8 +77,7 @@ class Judge:
                 session.lost = True
                 raise RunnerLost("start") from exc
             if job.mode == "info":
-                facts = session.request("info")
-                facts.pop("evidence", None)
+                facts = session.request("info").model_dump(exclude={"evidence"})
                 return facts, session.lost
             if job.kind == "pytorch":
                 harness = TorchJudge(job, session, self.reference_for(job))
@@ -87,6 +87,8 @@ class Judge:
             result = harness.run()
         except RunnerLost as exc:
             result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}")
+        except RunnerMisbehaved as exc:  # outside a harness's stages (an info job): still the candidate's
+            result = EvaluationResult(Verdict.RUNTIME_ERROR, malformed(exc.stage, exc.detail).message)
         except Exception as exc:  # noqa: BLE001 - the judge's own failure, reported as the verifier's
             text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-6000:]
             result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the verifier failed on this job "

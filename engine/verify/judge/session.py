@@ -1,9 +1,10 @@
 """The judge's side of the conversation with one runner: requests out, replies checked on the way in.
 
-Every reply is untrusted input: its fields are validated before use, tensors are copied out of the
-shared region (the runner may rewrite it at any time) into the judge's own memory, and a runner that
-closes the socket, dies or answers nonsense ends the job with a named reason, never an exception
-that escapes the judge.
+Every reply is untrusted input: it is decoded into the model of its request's kind (`wire.replies`: strict
+types, bounded lengths, finite numbers) before any field is used, tensors are copied out of the shared
+region (the runner may rewrite it at any time) into the judge's own memory, and a runner that closes the
+socket, dies or answers nonsense ends the job with a named reason, never an exception that escapes the
+judge: a malformed reply is RunnerMisbehaved, the candidate's runtime error.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import torch
 
 from engine.verify.judge.meters import Meter
 from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
-from engine.verify.wire.shared import SharedRegion, TensorSlot, aligned
-
-MAX_REPLY_FIELDS = 10000
+from engine.verify.wire.replies import ErrorReply, MalformedReply, Reply, TensorSlot, ValueSlot, decode
+from engine.verify.wire.shared import SharedRegion, aligned
+from engine.verify.wire.shared import TensorSlot as RegionSlot
 
 
 class RunnerLost(Exception):  # noqa: N818 - the runner process is gone: an outcome, not a bug
@@ -28,7 +29,10 @@ class RunnerLost(Exception):  # noqa: N818 - the runner process is gone: an outc
         self.stage = stage
 
 
-class RunnerMisbehaved(Exception):  # noqa: N818 - a malformed reply: evidence against the candidate
+class RunnerMisbehaved(Exception):  # noqa: N818 - a malformed reply: the candidate's runtime error
+    """The runner's reply is not what the request asks for (framing, types, bounds, a tensor outside the
+    region): its process is the candidate's, so the job ends as the candidate's runtime error."""
+
     def __init__(self, stage: str, detail: str) -> None:
         super().__init__(f"malformed reply to {stage}: {detail}")
         self.stage, self.detail = stage, detail
@@ -138,13 +142,14 @@ class RunnerSession:
     meter: Meter | None = None  # the runner's kernel accounting, where the pool could open it
     kept_back: dict[str, dict] = field(default_factory=dict)  # hidden configurations: sent with their first request
 
-    def request(self, op: str, stage: str | None = None, fds: tuple[int, ...] = (), **fields) -> dict:
-        """Send one request and return the reply; raises RunnerLost, RunnerMisbehaved or CandidateError."""
+    def request(self, op: str, stage: str | None = None, fds: tuple[int, ...] = (), **fields) -> Reply:
+        """Send one request and return its reply decoded (`wire.replies.REPLIES[op]`); raises RunnerLost,
+        RunnerMisbehaved or CandidateError."""
         stage = stage or op
         told = self.kept_back.pop(fields.get("config"), None) if isinstance(fields.get("config"), str) else None
         try:
             self.channel.send({"op": op, "stage": stage, **fields, **(told or {})}, fds=fds)
-            reply, _, extra_fds = self.channel.receive(max_payload=0)
+            message, _, extra_fds = self.channel.receive(max_payload=0)
         except (ChannelClosed, OSError) as exc:
             self.lost = True
             raise RunnerLost(stage) from exc
@@ -152,15 +157,13 @@ class RunnerSession:
             raise RunnerMisbehaved(stage, str(exc)) from exc
         for fd in extra_fds:
             _close(fd)
-        evidence = reply.get("evidence", [])
-        if isinstance(evidence, list):
-            self.evidence += [str(e)[:300] for e in evidence[:20] if str(e) not in self.evidence]
-        if reply.get("ok") is False:
-            error = reply.get("error")
-            if not isinstance(error, dict):
-                raise RunnerMisbehaved(stage, "an error without a report")
-            error.setdefault("stage", stage)
-            raise CandidateError(error)
+        try:
+            reply = decode(op, message)
+        except MalformedReply as exc:
+            raise RunnerMisbehaved(stage, exc.detail) from exc
+        self.evidence += [e[:300] for e in reply.evidence[:20] if e[:300] not in self.evidence]
+        if isinstance(reply, ErrorReply):
+            raise CandidateError({"stage": stage, **reply.error.facts()})
         return reply
 
     def ping(self) -> float:
@@ -190,23 +193,19 @@ class RunnerSession:
             self.region.close()
         self.region = None
 
-    def take(self, slots: object, stage: str) -> list[Returned]:
-        """The runner's outputs (or inputs) as private copies on the judge's device."""
-        if not isinstance(slots, list) or len(slots) > MAX_REPLY_FIELDS:
-            raise RunnerMisbehaved(stage, "no list of returned values")
+    def take(self, slots: list[ValueSlot | TensorSlot], stage: str) -> list[Returned]:
+        """The runner's outputs (or inputs), decoded by their reply's model, as private copies on the judge's
+        device; raises RunnerMisbehaved for a tensor that does not lie inside the shared region."""
         returned = []
         for item in slots:
-            if not isinstance(item, dict):
-                raise RunnerMisbehaved(stage, "a returned value is not described")
-            if item.get("kind") == "value":
-                returned.append(Returned(None, str(item.get("type", "object"))[:80], item.get("value")))
+            if isinstance(item, ValueSlot):
+                returned.append(Returned(None, item.type[:80], item.value))
                 continue
             try:
-                slot = TensorSlot.from_json(item)
-                tensor = self.region.take(slot, self.device)
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                tensor = self.region.take(RegionSlot.from_json(item.region_json()), self.device)
+            except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:  # RuntimeError: misaligned
                 raise RunnerMisbehaved(stage, f"a tensor outside the shared region ({exc})") from exc
-            returned.append(Returned(tensor, "Tensor", None, str(item.get("class", "Tensor"))[:80]))
+            returned.append(Returned(tensor, "Tensor", None, item.class_name[:80]))
         return returned
 
     def close(self) -> None:

@@ -108,7 +108,7 @@ class TorchJudge:
 
     def load(self) -> None:
         reply = self.runner.request("load", stage="import")
-        self.state.load_seconds = _seconds(reply.get("load_seconds"))
+        self.state.load_seconds = _seconds(reply.load_seconds)
 
     def ensure_region(self, expected: Expected) -> None:
         """Room for the outputs (twice, so a candidate whose outputs are a little off in size still gets
@@ -136,9 +136,9 @@ class TorchJudge:
                 reply = self.runner.request("call", stage=stage, config=spec.name, seed=seed, reuse=trial > 0,
                                             check_inputs=not expected.mutates)
             if self.state.load_seconds is not None and trial == 0 and spec is job.configs[0]:
-                self.state.load_seconds += _seconds(reply.get("seconds"))
+                self.state.load_seconds += _seconds(reply.seconds)
             with stage_of("correctness.take"):
-                outputs = self.runner.take(reply.get("outputs"), stage)
+                outputs = self.runner.take(reply.outputs, stage)
             self.check_classes(outputs, stage)
             got = _as_compared(outputs)
             with stage_of("correctness.compare"):
@@ -149,7 +149,7 @@ class TorchJudge:
             if not verdict.ok and result.ok:
                 result.ok, result.first_mismatch = False, verdict.first_mismatch
                 result.message = f"trial {trial} (seed {seed}): {verdict.message}"
-            changed = reply.get("inputs_changed")
+            changed = reply.inputs_changed
             if not isinstance(changed, list):
                 raise JobFailure(Verdict.INTEGRITY_VIOLATION, "the candidate's process did not say whether "
                                                               "ModelNew.forward changed its inputs")
@@ -175,7 +175,7 @@ class TorchJudge:
         seed = (self.job.timing.seed if self.job.timing else self.job.init_seed) + 1000
         reply = self.runner.request("profile", stage=f"profiled forward on {spec.name!r}", config=spec.name,
                                     seed=seed)
-        claims = reply.get("profile") or {}
+        claims = reply.profile.model_dump()
         if not isinstance(claims, dict):
             raise JobFailure(Verdict.INTEGRITY_VIOLATION, "the candidate's process sent no profile")
         ops = set(map(str, claims.get("ops", []))) if isinstance(claims.get("ops", []), list) else set()

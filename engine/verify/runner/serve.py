@@ -25,6 +25,7 @@ def _place(region, outputs: list, inputs: list) -> tuple[list, list, str | None]
     """Copy tensors into the shared region: (output slots, input slots, error if they do not fit)."""
     import torch
 
+    from engine.verify.wire.limits import NAME_CHARS
     from engine.verify.wire.shared import aligned, dtype_name
 
     slots_out, slots_in, offset = [], [], 0
@@ -33,8 +34,8 @@ def _place(region, outputs: list, inputs: list) -> tuple[list, list, str | None]
         nonlocal offset
         if not isinstance(value, torch.Tensor):
             plain_value = value if isinstance(value, int | float | bool) or value is None else None
-            return {"kind": "value", "type": type(value).__name__, "value": plain_value}
-        kind = type(value).__name__
+            return {"kind": "value", "type": type(value).__name__[:NAME_CHARS], "value": plain_value}
+        kind = type(value).__name__[:NAME_CHARS]
         with torch._C.DisableTorchFunctionSubclass():
             tensor = value.as_subclass(torch.Tensor) if type(value) is not torch.Tensor else value
             nbytes = tensor.numel() * tensor.element_size()
@@ -54,11 +55,25 @@ def _place(region, outputs: list, inputs: list) -> tuple[list, list, str | None]
 
 def _guard_report(guard) -> list[str]:
     from engine.verify.runner import audit
+    from engine.verify.wire.limits import EVIDENCE_CHARS, EVIDENCE_ITEMS
 
     patched, flags, threads = guard.check()
     report = [f"replaced {name}" for name in patched] + [f"changed {flag}" for flag in flags]
     report += [f"started thread {name}" for name in threads] + audit.take_events()
-    return report
+    return [item[:EVIDENCE_CHARS] for item in report[:EVIDENCE_ITEMS]]
+
+
+def _bounded(error: dict) -> dict:
+    """A failure report within the judge's limits (wire.limits): a long message is cut, not refused."""
+    from engine.verify.wire.limits import MESSAGE_CHARS, NAME_CHARS, TRACEBACK_CHARS
+
+    cut = {"message": MESSAGE_CHARS, "syntax_message": MESSAGE_CHARS, "stage": NAME_CHARS, "exception": NAME_CHARS}
+    for key, chars in cut.items():
+        if isinstance(error.get(key), str):
+            error[key] = error[key][:chars]
+    if isinstance(error.get("traceback"), str):
+        error["traceback"] = error["traceback"][-TRACEBACK_CHARS:]
+    return error
 
 
 def serve(channel, scratch: Path, device: str) -> int:
@@ -109,11 +124,11 @@ def serve(channel, scratch: Path, device: str) -> int:
                 else:
                     reply.update(outputs=out_slots, inputs=in_slots)
         except CandidateFailure as failure:
-            reply = {"ok": False, "error": failure.to_json()}
+            reply = {"ok": False, "error": _bounded(failure.to_json())}
         except Exception as exc:  # noqa: BLE001 - in the candidate's process anything may be its doing: reported
             traceback.print_exc()
-            reply = {"ok": False, "error": {"stage": request.get("stage", op), "exception": type(exc).__name__,
-                                            "message": f"{exc}", "traceback": traceback.format_exc()[-6000:]}}
+            reply = {"ok": False, "error": _bounded({"stage": request.get("stage", op), "exception": type(exc).__name__,
+                                                     "message": f"{exc}", "traceback": traceback.format_exc()})}
         reply.setdefault("ok", True)
         reply["evidence"] = _guard_report(guard)
         reply["runner_seconds"] = time.perf_counter() - started

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from engine.verify.wire.c_entry import PlacementCycle, timing_placements
-from engine.verify.wire.fresh import snapshot, trial_seed
+from engine.verify.wire.fresh import on_one_thread, snapshot, trial_seed
 from engine.verify.wire.poison import poison_
 
 
@@ -68,6 +68,7 @@ class CTimedCalls:
         self.kept = []
         return self.calls
 
+    @on_one_thread
     def before(self, _name: str, _trial: int) -> None:
         target = self.sets[self.cycle.upcoming()]
         for name, source in self.pristine.items():
@@ -80,6 +81,7 @@ class CTimedCalls:
         self.used = self.cycle.advance()
         self.fn(*self.argvs[self.used])
 
+    @on_one_thread
     def after(self, _name: str, trial: int) -> None:
         if trial >= 0:
             used = self.sets[self.used]

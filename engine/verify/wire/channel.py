@@ -67,8 +67,8 @@ class Channel:
                                 f"({MAX_HEADER_BYTES} + {max_payload})")
         try:
             message = json.loads(self._exact(header_len))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ProtocolError(f"malformed message: {exc}") from exc
+        except (ValueError, RecursionError) as exc:  # not JSON, an integer past 4300 digits, nesting past the stack
+            raise ProtocolError(f"malformed message: {type(exc).__name__}: {str(exc)[:200]}") from exc
         if not isinstance(message, dict):
             raise ProtocolError("a message must be a JSON object")
         payload = self._exact(payload_len) if payload_len else b""

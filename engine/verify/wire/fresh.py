@@ -16,14 +16,41 @@ The judge's baseline loops go through the same steps, so both sides' loops cost 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 
 SEED_STRIDE = 1_000_003  # trial seeds of one timing: far from the correctness seeds and from each other
 RING_BYTES = {"cuda": 8 * 2**30, "cpu": 2**30}  # outputs kept per block, at most (a block is sized to fit)
 MIN_RING_TRIALS = 10  # a block keeps at least this many calls' outputs, however large they are
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """The untimed steps around a call run on one CPU thread, on both sides. With idle OpenMP helpers asleep
+    (OMP_WAIT_POLICY=PASSIVE) every parallel region waits for them to wake: a runner with two intra-op threads
+    spent 450 µs a call on steps that took the judge, on one, 100 µs, which the clock check read as hidden
+    work. The candidate's own call keeps whatever threads it has."""
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def on_one_thread(method):
+    @functools.wraps(method)
+    def wrapped(*args, **kwargs):
+        with one_thread():
+            return method(*args, **kwargs)
+    return wrapped
 
 
 def trial_seed(base: int, call: int) -> int:
@@ -91,6 +118,7 @@ class FreshCalls:
         self.kept = []
         return self.calls
 
+    @on_one_thread
     def before(self, _name: str, _trial: int) -> None:
         seed = trial_seed(self.base, self.calls)
         self.inputs = self.refill(self.inputs, self.make(seed))
@@ -101,6 +129,7 @@ class FreshCalls:
         self.last = self.call(self.inputs)
         return self.last
 
+    @on_one_thread
     def after(self, _name: str, trial: int) -> None:
         if trial >= 0:
             self.kept.append((self.calls, snapshot(self.last)))
@@ -108,6 +137,7 @@ class FreshCalls:
         self.calls += 1
 
 
+@on_one_thread
 def kept_digests(kept: list[tuple[int, list]]) -> list[int]:
     """The digests a side commits to at the end of a block, one per timed call."""
     return [digest(outputs) for _, outputs in kept]
