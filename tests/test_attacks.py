@@ -397,3 +397,53 @@ def test_a_c_cache_keyed_on_buffers_and_sampled_values_never_pays(world):
     result = attack(world, "c_sample_cache.c", problem="c", language="c")
     assert result.verdict != Verdict.CORRECT or (result.speedup is not None and result.speedup < 0.5), \
         f"{result.verdict}: {result.message}"
+
+
+HOSTILE_REFERENCE = '''
+import sys
+
+import torch
+import torch.nn as nn
+
+for name in ("engine.verify.judge.torch_judge", "engine.verify.judge.correctness", "engine.verify.judge.reveal"):
+    module = sys.modules.get(name)
+    if module is not None and hasattr(module, "compare"):
+        real = module.compare
+
+        def always_right(*args, _real=real, **kwargs):
+            found = _real(*args, **kwargs)
+            return type(found)(True, 0.0, 0.0)
+
+        module.compare = always_right
+
+batch_size = 16
+dim = 64
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_problem_whose_reference_rewrites_the_judge_decides_nothing_about_the_next_problem(world, tmp_path):
+    """A problem's code runs in the judge that judges it; the next problem gets a judge that never ran it."""
+    import shutil
+
+    hostile = tmp_path / "hostile-relu"
+    shutil.copytree(CHEATS / "problems" / "pytorch" / "relu-small", hostile)
+    (hostile / "reference.py").write_text(HOSTILE_REFERENCE)
+    verifier = Verifier(pool=world["pool"], options=OPTIONS, settings=world["settings"])
+    verifier.evaluate(load_problem(hostile, source="user"), honest(world))
+    wrong = "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x.clone()\n"
+    after = verifier.evaluate(world["problems"]["py"], wrong)
+    assert after.verdict in (Verdict.INCORRECT, Verdict.INTEGRITY_VIOLATION), after.message
+    assert not all(c.ok for c in after.configs)

@@ -15,6 +15,7 @@ cores. Each outcome carries a `HostRecord` of where the job ran and what else ra
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 import queue
@@ -281,14 +282,31 @@ def _artifacts(job: Job) -> tuple[dict[str, int], bytes]:
     return {k: len(v) for k, v in blobs.items()}, b"".join(blobs.values())
 
 
+def problem_key(job: Job) -> str:
+    """Which problem's code a job makes the judge run (its reference module, inputs rules, C reference)."""
+    digest = hashlib.sha256()
+    for part in (job.kind, job.reference_source, job.reference_path, job.inputs_source or "", job.entry or ""):
+        digest.update(part.encode() + b"\0")
+    if job.reference_library:
+        with contextlib.suppress(OSError):
+            digest.update(Path(job.reference_library).read_bytes())
+    return digest.hexdigest()
+
+
 class Slot:
-    """One GPU (or the CPU): its judge and its warm runners; one job at a time, on the slot's cores."""
+    """One GPU (or the CPU): its judge and its warm runners; one job at a time, on the slot's cores.
+
+    A judge runs the problem's own code (its reference, its inputs rules, its C reference library), which is
+    as untrusted as a candidate's: it serves one problem only, and the first job of another problem gets a
+    judge that has run no problem's code yet (warmed ahead, like the runners)."""
 
     def __init__(self, config: PoolConfig, gpu: int | None, cores: SlotCores | None = None,
                  others: tuple[int, ...] | None = None, setup: str = "") -> None:
         self.config, self.gpu = config, gpu
         self.cores, self.others, self.setup = cores, others, setup
         self.judge: JudgeProcess | None = None
+        self.judge_problem: str | None = None  # the problem whose code the judge has run
+        self.spare_judge: JudgeProcess | None = None  # warm, no problem's code run yet
         self.spares: deque[RunnerProcess] = deque()
         self.device = "cpu"
         self.info: WorkerInfo | None = None
@@ -302,7 +320,12 @@ class Slot:
             self.judge.close()
         device = "cuda" if gpu_driver_present() else "cpu"
         started = time.perf_counter()
-        self.judge = JudgeProcess(self.config, self.gpu, device, self.cores)
+        spare, self.spare_judge = self.spare_judge, None
+        self.judge = spare if spare is not None and spare.alive else JudgeProcess(self.config, self.gpu, device,
+                                                                                  self.cores)
+        if spare is not None and spare is not self.judge:
+            spare.close()
+        self.judge_problem = None
         hello = self.judge.ready()
         self.device = "cuda" if hello.get("cuda") else "cpu"
         where = boundary()
@@ -315,6 +338,19 @@ class Slot:
     def fill(self) -> None:
         while len(self.spares) < spare_count(self.config, self.device == "cuda"):
             self.spares.append(RunnerProcess(self.config, self.gpu, self.device, self.cores, self.others))
+        if self.judge is not None and self.judge_problem is not None and \
+                (self.spare_judge is None or not self.spare_judge.alive):
+            if self.spare_judge is not None:
+                self.spare_judge.close()
+            self.spare_judge = JudgeProcess(self.config, self.gpu, self.device, self.cores)
+
+    def judge_for(self, job: Job) -> None:
+        """Make sure the judge has run no other problem's code than this job's (a fresh one if it has)."""
+        key = problem_key(job)
+        if self.judge_problem is not None and self.judge_problem != key:
+            self.restart_judge()
+            self.start()
+        self.judge_problem = key
 
     def take_runner(self) -> RunnerProcess:
         """The oldest warm runner (waiting for it if it is still warming). On a GPU a new one starts behind
@@ -329,6 +365,7 @@ class Slot:
     def run(self, job: Job, timeout_s: float) -> JobOutcome:
         try:
             self.start()
+            self.judge_for(job)
         except RuntimeError as exc:
             return JobOutcome("start_failed", detail=str(exc))
         runner = self.take_runner()
@@ -444,13 +481,14 @@ class Slot:
         up to 1.8x slower with warming runners beside them). On a CPU slot nothing warms during a job."""
         if self.device != "cuda":
             return []
-        paused = [spare for spare in self.spares if spare.job is not None and spare.alive]
+        paused = [spare for spare in (*self.spares, self.spare_judge) if spare is not None and spare.job is not None
+                  and spare.alive]
         for spare in paused:
             spare.job.pause()
         return paused
 
     @staticmethod
-    def resume_spares(paused: list[RunnerProcess]) -> None:
+    def resume_spares(paused: list[_Sandboxed]) -> None:
         for spare in paused:
             if spare.job is not None:
                 spare.job.resume()
@@ -503,6 +541,9 @@ class Slot:
         for runner in self.spares:
             runner.close()
         self.spares.clear()
+        if self.spare_judge is not None:
+            self.spare_judge.close()
+            self.spare_judge = None
         if self.judge is not None:
             with contextlib.suppress(OSError):
                 self.judge.channel.send({"op": "stop"})
