@@ -70,15 +70,27 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
 
 
 
-def sandbox() -> None:
-    """What candidate code runs behind on this machine (namespaces, seccomp, cgroup, own user) and what is missing."""
+def sandbox(check: bool = typer.Option(True, "--check/--no-check",
+                                       help="Run the boundary's self-check: a probe started as a runner and as a "
+                                            "problem probe reports what it can see and do")) -> None:
+    """What candidate code runs behind on this machine (namespaces, seccomp, cgroup, own user), what is missing,
+    and what a sandboxed program can and cannot see and do, observed from inside."""
     from engine.sandbox import boundary
 
     where = boundary()
     console.print(where.summary())
     for line in where.missing:
         console.print(f"[yellow]missing:[/yellow] {line}")
-    if where.missing:
+    failed = False
+    if check:
+        from engine.sandbox.selfcheck import run_self_check
+        from engine.settings import get_settings
+
+        for finding in run_self_check(get_settings().home):
+            mark = "[green]ok[/green]  " if finding.ok else "[red]FAIL[/red]"
+            console.print(f"{mark} {finding.who}: {finding.check} ({finding.observed})", markup=True, highlight=False)
+            failed = failed or not finding.ok
+    if where.missing or failed:
         raise typer.Exit(1)
 
 
