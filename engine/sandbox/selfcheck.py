@@ -130,7 +130,8 @@ def run_self_check(data_folder: Path | None = None, timeout_s: float = 60.0) -> 
             if seen is None:
                 findings.append(Finding(who, "the probe ran", False, (done.detail or "no report")[:300]))
                 continue
-            quota = limits.scratch_mb * 2**20 if where.namespaced and scratch_folders.quota_available() is None else None
+            quota_held = where.namespaced and scratch_folders.quota_available() is None
+            quota = limits.scratch_mb * 2**20 if quota_held else None
             findings += checks(who, seen, plan, quota)
         for item in outside.iterdir():  # a write that got through is reported above; leave nothing behind
             item.unlink()
