@@ -33,6 +33,9 @@ from engine.verify.wire.profiling import profile_call
 TF32_FLAGS = ("allow_tf32", "float32_matmul_precision")
 PLAIN_TENSOR_CLASSES = ("Tensor", "Parameter")
 CALIBRATION_TRIALS = 3
+# A passing check that rests on the candidate's process's own report (its profile, its inputs after a call):
+# evidence that can fail a candidate, never proof that clears one, and said so where it is shown
+REPORTED = " (as the candidate's process reported it: evidence, not proof)"
 
 
 def _bytes(values: list) -> int:
@@ -189,7 +192,7 @@ class TorchJudge:
                                                  "(not allowed by this problem; on a CPU no GPU time tells whose work "
                                                  "it is)")
             else:
-                self.findings.passed("torch-op", f"none of the reference's ops called ({len(ops)} ops seen)")
+                self.findings.passed("torch-op", f"none of the reference's ops called ({len(ops)} ops seen){REPORTED}")
 
     def reference_profile(self, spec: ConfigSpec, seed: int):
         """The reference's own call profiled by the judge: which ops its forward calls, its GPU time (once
@@ -223,7 +226,7 @@ class TorchJudge:
             self.findings.failed("kernel-coverage", f"the candidate's own kernels are {share:.0%} of its GPU time "
                                                     f"(at least {coverage.MIN_OWN_SHARE:.0%} required)")
         else:
-            self.findings.passed("kernel-coverage", f"own kernels {share:.0%} of GPU time")
+            self.findings.passed("kernel-coverage", f"own kernels {share:.0%} of GPU time{REPORTED}")
         if blocked and reference_us > 0 and foreign_us >= coverage.MAX_REFERENCE_WORK * reference_us:
             self.findings.failed("torch-op", f"ModelNew called the reference's own ops {', '.join(blocked)}, and "
                                              f"kernels not its own ran {foreign_us:.1f} µs against the reference's "
@@ -232,7 +235,7 @@ class TorchJudge:
             self.findings.passed("torch-op", f"the reference's ops {', '.join(blocked)} as an epilogue: kernels not "
                                              f"its own ran {foreign_us:.1f} µs of the reference's {reference_us:.1f}")
         else:
-            self.findings.passed("torch-op", "none of the reference's ops called")
+            self.findings.passed("torch-op", f"none of the reference's ops called{REPORTED}")
 
     # --- timing -------------------------------------------------------------------------------------
 
@@ -385,7 +388,8 @@ class TorchJudge:
 
     def mark_passed(self) -> None:
         trials = sum(len(c.seeds) for c in self.job.configs)
-        self.findings.passed("input-mutation", f"inputs unchanged after {trials} calls")
+        self.findings.passed("input-mutation", f"inputs unchanged after {trials} calls{REPORTED}; every call gets "
+                                               "fresh values, so a change could not carry into a later one")
         if any(len(c.seeds) > 1 for c in self.job.configs):
             self.findings.passed("result-caching", "new values in the same tensors gave new outputs")
         for check in ("monkeypatch", "precision-flags", "threads", "tensor-subclass", "sandbox-access"):
