@@ -92,3 +92,21 @@ def test_the_other_visible_configurations_can_be_timed_beside_the_headline(tmp_p
     assert result.candidate_us == timed["as-written"].candidate.median_us  # the headline stays the written sizes
     assert timed["batch-2"].baselines["eager"].median_us > 0
     assert other_timings_table(result).row_count == 1
+
+
+def test_sizes_as_written_over_the_cpu_budget_are_reported_and_another_size_is_timed(verifier, tmp_path):
+    """On a CPU the written sizes of an imported file may be over the budget: the timing falls back to a size
+    the CPU runs, and the verdict says so (it used to crash the judge: the timed configuration was gone)."""
+    import shutil
+
+    folder = tmp_path / "bn-linear-large"
+    shutil.copytree(HERE / "problems" / "pytorch" / "bn-linear", folder)
+    toml = (folder / "problem.toml").read_text()
+    (folder / "problem.toml").write_text(toml.replace('dtype = "float32"\n', 'dtype = "float32"\n\n[model]\n'
+                                                      'flops = "batch_size * 1e9"\nbytes = "batch_size * 4"\n'))
+    problem = load_problem(folder, source="user")
+    result = verifier.evaluate(problem, (HERE / "candidates" / "bn_linear_copy.py").read_text())
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.timed_config == "batch-2" and result.candidate_us is not None
+    assert any("instead of the sizes as written" in n for n in result.notes), result.notes
+    assert any("not run on the CPU: configuration 'as-written'" in n for n in result.notes)

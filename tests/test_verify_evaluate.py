@@ -168,3 +168,14 @@ def test_a_module_without_modelnew_is_a_load_error_even_where_no_gpu_runs_it(ver
                    'kernel = cp.RawKernel(SRC, "k")\n')  # kernels, but nothing to call them: not "needs a GPU"
     result = verifier.evaluate(relu, kernel_only)
     assert result.verdict == Verdict.LOAD_ERROR and result.message == "the module defines no class ModelNew"
+
+
+def test_an_output_wrong_the_same_way_on_every_call_is_named_incorrect_not_a_cache(verifier, relu):
+    """A constant wrong answer is wrong on every input: the verdict names the configurations where it is
+    wrong, not result caching (which is an earlier right answer coming back on new inputs)."""
+    constant = ("import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+                "        return torch.full_like(x, 7.0)\n")
+    result = verifier.evaluate(relu, constant)
+    assert result.verdict == Verdict.INCORRECT, result.message
+    assert not any(f.check == "result-caching" and not f.passed for f in result.integrity)
+    assert "wrong on" in result.message

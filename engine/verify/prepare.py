@@ -50,8 +50,12 @@ def cpu_notes(problem: Problem, device: str) -> list[str]:
     if device != "cpu":
         return []
     _, skipped = cpu_sized(problem)
-    return [f"not run on the CPU: configuration {c.name!r} ({(problem.flops(c) or 0) / 1e9:.1f} GFLOP, over the "
-            f"CPU budget of {CPU_CHECK_MAX_FLOPS / 1e9:g} GFLOP; a GPU checks it)" for c in skipped]
+    notes = [f"not run on the CPU: configuration {c.name!r} ({(problem.flops(c) or 0) / 1e9:.1f} GFLOP, over the "
+             f"CPU budget of {CPU_CHECK_MAX_FLOPS / 1e9:g} GFLOP; a GPU checks it)" for c in skipped]
+    if any(c.name == WRITTEN_CONFIG for c in skipped):
+        notes.append(f"timed on {timed_config(problem, device).name!r} instead of the sizes as written, which are "
+                     "over the CPU budget")
+    return notes
 
 
 def rounding_caveat(problem: Problem, configs) -> str | None:
@@ -118,11 +122,13 @@ def timed_config(problem: Problem, device: str, name: str | None = None) -> Conf
     that is affordable)."""
     if name:
         return problem.config(name)
-    if any(c.name == WRITTEN_CONFIG for c in problem.configs):
-        return problem.config(WRITTEN_CONFIG)
-    if device == "cuda" or (problem.bytes_expr is None and problem.flops_expr is None):
-        return problem.largest_config
     kept, _ = cpu_sized(problem)
+    if any(c.name == WRITTEN_CONFIG for c in problem.configs):
+        written = problem.config(WRITTEN_CONFIG)
+        if device == "cuda" or written in kept:
+            return written
+    if device == "cuda" or (problem.bytes_expr is None and problem.flops_expr is None):
+        return problem.largest_config if device == "cuda" or problem.largest_config in kept else kept[-1]
     affordable = [c for c in kept if (problem.min_bytes(c) or 0) <= CPU_TIMING_MAX_BYTES
                   and (problem.flops(c) or 0) <= CPU_TIMING_MAX_FLOPS]
     return (max(affordable, key=lambda c: (problem.flops(c) or 0, problem.min_bytes(c) or 0)) if affordable

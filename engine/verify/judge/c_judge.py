@@ -162,6 +162,7 @@ class CJudge:
         outputs = [a for a in spec.c_args if a.is_array and a.intent in ("out", "inout")]
         inputs = [a for a in spec.c_args if a.is_array and a.intent == "in"]
         previous_out = previous_ref = None
+        previous_ok = True
         for trial, seed in enumerate(spec.seeds):
             values, expected = self.answer(spec, seed)
             self.ensure_region(spec, values)
@@ -189,10 +190,10 @@ class CJudge:
             if not verdict.ok and result.ok:
                 result.ok, result.first_mismatch = False, verdict.first_mismatch or None
                 result.message = f"trial {trial} (seed {seed}): {verdict.message}"
-            if looks_cached(verdict, got, previous_out, ref, previous_ref):
+            if looks_cached(verdict, got, previous_out, ref, previous_ref, previous_ok):
                 self.findings.failed("result-caching", f"on configuration {spec.name!r} two calls on different inputs "
                                                        "(same buffers, new values) left identical outputs")
-            previous_out, previous_ref = got, ref
+            previous_out, previous_ref, previous_ok = got, ref, verdict.ok
         self.state.configs.append(result)
 
     # --- timing -----------------------------------------------------------------------------------

@@ -100,13 +100,17 @@ def compare(got, ref, ref_native, rtol: float, atol: float, labels: list[str] | 
     return combined
 
 
-def looks_cached(comparison: Comparison, out, previous_out, ref, previous_ref) -> bool:
-    """Two calls on different inputs (same buffers, new values) returned bitwise-identical outputs.
+def looks_cached(comparison: Comparison, out, previous_out, ref, previous_ref, previous_ok: bool = True) -> bool:
+    """Two calls on different inputs (same buffers, new values) returned bitwise-identical outputs, the first
+    right and the second wrong: the earlier answer came back.
 
-    An output never written holds the same scrub pattern on every call: that is the correctness
-    failure's "never written" (`comparison` says so), not a cache.
+    An output never written holds the same scrub pattern on every call: that is the correctness failure's
+    "never written" (`comparison` says so), not a cache. Nor is an output that is wrong both times (a
+    constant wrong scalar is wrong, and named so), or right this time.
     """
     if previous_out is None or (comparison.total and comparison.unwritten >= comparison.total):
+        return False
+    if comparison.ok or not previous_ok:
         return False
     return same_values(out, previous_out) and not same_values(ref, previous_ref)
 

@@ -128,6 +128,7 @@ class TorchJudge:
         result = ConfigResult(spec.name, spec.hidden, ok=True, max_abs_error=0.0, max_rel_error=0.0,
                               seeds=list(spec.seeds))
         previous_out = previous_ref = None
+        previous_ok = True
         stage_of = self.state.stage
         for trial, seed in enumerate(spec.seeds):
             with stage_of("correctness.reference"):
@@ -160,10 +161,10 @@ class TorchJudge:
                 self.findings.failed("input-mutation", f"ModelNew.forward changed its inputs on configuration "
                                                        f"{spec.name!r} (trial {trial}; input "
                                                        f"{', '.join(map(str, changed[:5]))})")
-            if looks_cached(verdict, got, previous_out, expected.native, previous_ref):
+            if looks_cached(verdict, got, previous_out, expected.native, previous_ref, previous_ok):
                 self.findings.failed("result-caching", f"on configuration {spec.name!r} two calls on different "
                                                        "inputs (same tensors, new values) returned identical outputs")
-            previous_out, previous_ref = got, expected.native
+            previous_out, previous_ref, previous_ok = got, expected.native, verdict.ok
         self.state.configs.append(result)
 
     def check_classes(self, outputs: list[Returned], stage: str) -> None:
