@@ -150,3 +150,22 @@ def test_a_runner_started_from_a_thread_that_has_ended_still_serves(verifier, re
     worker.join()
     assert results[0].verdict == Verdict.CORRECT
     assert verifier.evaluate(relu, (CHEATS / "honest.py").read_text()).verdict == Verdict.CORRECT
+
+
+def test_a_runner_that_does_not_start_is_retried_and_never_charged_to_the_candidate(verifier, relu, monkeypatch):
+    """A warm runner whose start failed (a traceback in its warm-up, 16 starting at once) is ours: the next
+    one takes the job, and the candidate is judged on its own code."""
+    from engine.verify import pool as pool_module
+
+    real_ready = pool_module.RunnerProcess.ready
+    failed = []
+
+    def ready_once_broken(self, *args, **kwargs):
+        if not failed:
+            failed.append(self)
+            raise RuntimeError("the runner did not start (a warm-up traceback)")
+        return real_ready(self, *args, **kwargs)
+
+    monkeypatch.setattr(pool_module.RunnerProcess, "ready", ready_once_broken)
+    result = verifier.evaluate(relu, (CHEATS / "honest.py").read_text())
+    assert failed and result.verdict == Verdict.CORRECT, result.message

@@ -43,6 +43,7 @@ from engine.verify.records import EvaluationResult
 from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
 
 STARTUP_TIMEOUT_S = 300.0
+RUNNER_START_TRIES = 3  # warm runners tried for one job before the job fails as the verifier's
 JUDGE_GRACE_S = 30.0
 LOG_TAIL_CHARS = 20000
 LOG_HEAD_BYTES = 64 << 10  # of a runner's or the judge's output, kept in memory while it runs
@@ -368,13 +369,11 @@ class Slot:
             self.judge_for(job)
         except RuntimeError as exc:
             return JobOutcome("start_failed", detail=str(exc))
-        runner = self.take_runner()
         started = time.monotonic()
+        runner, hello, failures = self.ready_runner()
+        if runner is None:
+            return JobOutcome("start_failed", detail="; ".join(failures)[-4000:])
         try:
-            try:
-                hello = runner.ready()
-            except RuntimeError as exc:
-                return JobOutcome("start_failed", detail=str(exc))
             waited = time.monotonic() - started
             cores, exclusive = self.place(runner)
             watch = HostWatch([self.judge.job.pid, runner.job.pid], cores, exclusive, self.setup,
@@ -388,6 +387,20 @@ class Slot:
         finally:
             self.retire(runner)
             self.fill()
+
+    def ready_runner(self) -> tuple[RunnerProcess | None, dict, list[str]]:
+        """A warm runner that came up (its hello received), trying the next ones where one did not: a runner
+        that fails to start (16 starting at once on a busy machine, a driver hiccup) is ours to retry, never
+        the candidate's failure. (None, {}, why) when none came up in RUNNER_START_TRIES."""
+        failures: list[str] = []
+        for _ in range(RUNNER_START_TRIES):
+            runner = self.take_runner()
+            try:
+                return runner, runner.ready(), failures
+            except RuntimeError as exc:
+                failures.append(str(exc)[-1500:])
+                self.retire(runner)
+        return None, {}, failures
 
     def retire(self, runner: RunnerProcess) -> None:
         """Kill the used runner now (every process of its sandbox: nothing of it runs beside the next
