@@ -34,6 +34,7 @@ class Expected:
     float64: list | None
     mutates: bool  # the reference itself changes its inputs (then input changes are not held against a candidate)
     inputs: list  # the inputs of the seed, untouched (for the input-mutation check)
+    magnitude: list | None = None  # the float64 model on |inputs| with |parameters|: the honest rounding scale
 
     @property
     def answer(self) -> list:
@@ -41,7 +42,8 @@ class Expected:
 
     @property
     def nbytes(self) -> int:
-        tensors = [t for t in (*self.native, *(self.float64 or []), *self.inputs) if isinstance(t, torch.Tensor)]
+        tensors = [t for t in (*self.native, *(self.float64 or []), *self.inputs, *(self.magnitude or []))
+                   if isinstance(t, torch.Tensor)]
         return sum(t.numel() * t.element_size() for t in tensors)
 
 
@@ -53,6 +55,22 @@ def _upcast(values: list) -> list:
     return [v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values]
 
 
+def _magnitudes(values: list) -> list:
+    return [v.double().abs() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values]
+
+
+def magnitude_model(wide):
+    """The float64 model with every floating parameter and buffer replaced by its absolute value: run on
+    |inputs|, a product or sum gives Σ|aᵢ||bᵢ| (the scale an honest order's rounding follows); for other ops
+    a magnitude of the same size (correctness.ORDER_SCALE)."""
+    model = copy.deepcopy(wide)
+    with torch.no_grad():
+        for tensor in (*model.parameters(), *model.buffers()):
+            if tensor.is_floating_point():
+                tensor.abs_()
+    return model
+
+
 class TorchReference:
     """Models and answers of one problem's reference on one device."""
 
@@ -62,6 +80,7 @@ class TorchReference:
         self.key = hashlib.sha256(source.encode()).hexdigest()[:16]
         self.modules: dict[str, object] = {}
         self.models: dict[str, tuple] = {}
+        self.magnitude_models: dict[str, object] = {}
         self.expected: OrderedDict[tuple, Expected] = OrderedDict()
         self.profiles: dict[str, object] = {}  # configuration → the reference's own call profiled
 
@@ -97,6 +116,19 @@ class TorchReference:
     def inputs(self, config: str, params: dict, seed: int) -> list:
         return make_inputs(self.module(config, params), seed, self.device)
 
+    def magnitude(self, config: str, wide_model, inputs: list, native: list) -> list | None:
+        """The honest rounding scale of each output (None where the model cannot run on magnitudes)."""
+        try:
+            if config not in self.magnitude_models:
+                self.magnitude_models[config] = magnitude_model(wide_model)
+            with torch.no_grad():
+                found = _detach(self.magnitude_models[config](*_magnitudes(clone_all(inputs))))
+        except Exception:  # noqa: BLE001 - an op that rejects its magnitudes: no scale, the other terms remain
+            return None
+        if len(found) != len(native):
+            return None
+        return [m.abs() if isinstance(m, torch.Tensor) and m.is_floating_point() else None for m in found]
+
     def answer(self, config: str, params: dict, seed: int, keep: bool = True) -> Expected:
         """The answers on the inputs of `seed`; `keep`: cache them (the seeds candidates share; a timed call's
         own seed is used once)."""
@@ -125,9 +157,10 @@ class TorchReference:
                 wide = None
             if wide is not None and len(wide) != len(native):
                 wide = None
+        magnitude = self.magnitude(config, wide_model, inputs, native) if wide is not None else None
         if self.device == "cuda":
             torch.cuda.synchronize()
-        expected = Expected(native, wide, mutates, inputs)
+        expected = Expected(native, wide, mutates, inputs, magnitude)
         if not keep:
             return expected
         self.expected[key] = expected

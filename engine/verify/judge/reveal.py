@@ -30,6 +30,7 @@ class Answer:
     answer: list
     native: list | None = None
     labels: list[str] | None = None
+    magnitude: list | None = None  # the honest rounding scale of each output (correctness.compare)
 
 
 class Reveals:
@@ -64,7 +65,8 @@ class Reveals:
                                                      "ones its process committed to when the block ended")
                 return
             expected = answer(call)
-            verdict = compare(got, expected.answer, expected.native, self.rtol, self.atol, labels=expected.labels)
+            verdict = compare(got, expected.answer, expected.native, self.rtol, self.atol, labels=expected.labels,
+                              magnitude=expected.magnitude)
             self.checked += 1
             if not verdict.ok:
                 self.findings.failed("timed-output", f"during {stage}: timed call {call}, chosen after its block "

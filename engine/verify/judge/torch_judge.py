@@ -146,7 +146,8 @@ class TorchJudge:
             self.check_classes(outputs, stage)
             got = _as_compared(outputs)
             with stage_of("correctness.compare"):
-                verdict = compare(got, expected.answer, expected.native, job.rtol, job.atol)
+                verdict = compare(got, expected.answer, expected.native, job.rtol, job.atol,
+                                  magnitude=expected.magnitude)
             for attr in ("max_abs_error", "max_rel_error"):
                 if getattr(verdict, attr) is not None:
                     setattr(result, attr, max(getattr(result, attr) or 0.0, getattr(verdict, attr)))
@@ -271,7 +272,7 @@ class TorchJudge:
 
     def expected_of_call(self, spec: ConfigSpec, base_seed: int, call: int) -> Answer:
         expected = self.reference.answer(spec.name, spec.params, trial_seed(base_seed, call), keep=False)
-        return Answer(expected.answer, expected.native)
+        return Answer(expected.answer, expected.native, magnitude=expected.magnitude)
 
     def runner_block(self, spec: ConfigSpec, base_seed: int, trials: int, warmup: int,
                      first_call: int) -> clock.Block:
