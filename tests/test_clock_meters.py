@@ -145,7 +145,7 @@ def test_the_pool_opens_a_sandboxed_jobs_accounting_from_outside(tmp_path):
         job.popen.stdin.flush()
 
 
-def test_a_gpu_slot_pauses_its_warming_runners_for_a_timing_and_a_cpu_slot_does_not():
+def test_a_gpu_slot_pauses_its_warming_runners_and_judge_for_a_timing_and_a_cpu_slot_does_not():
     from types import SimpleNamespace
 
     from engine.verify.pool import Slot
@@ -154,13 +154,14 @@ def test_a_gpu_slot_pauses_its_warming_runners_for_a_timing_and_a_cpu_slot_does_
     job = SimpleNamespace(pause=lambda: calls.append("pause"), resume=lambda: calls.append("resume"))
     slot = Slot.__new__(Slot)
     slot.spares = [SimpleNamespace(job=job, alive=True), SimpleNamespace(job=job, alive=False)]
+    slot.spare_judge = SimpleNamespace(job=job, alive=True)  # warming for the next problem: a CUDA context too
     slot.device = "cpu"
     assert slot.pause_spares() == [] and calls == []
     slot.device = "cuda"
     paused = slot.pause_spares()
-    assert len(paused) == 1 and calls == ["pause"]
+    assert len(paused) == 2 and calls == ["pause", "pause"]
     Slot.resume_spares(paused)
-    assert calls == ["pause", "resume"] and paused == []
+    assert calls == ["pause", "pause", "resume", "resume"] and paused == []
 
 
 IDLE_HELPERS_PROBE = """
