@@ -253,8 +253,10 @@ class _LoopingRunner:
         self.calls, self.requests = calls, []
 
     def request(self, op, **fields):
+        from engine.verify.wire.replies import decode
+
         self.requests.append((op, fields))
-        return {"calls": self.calls}
+        return decode(op, {"ok": True, "calls": self.calls})
 
 
 def test_the_energy_step_reads_the_counter_around_the_runners_loop_and_its_own_baseline(monkeypatch):
