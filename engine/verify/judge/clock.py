@@ -22,12 +22,9 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-import torch
-
 from engine.verify.judge import meters
 from engine.verify.judge.session import RunnerMisbehaved, RunnerSession, float_list
-from engine.verify.wire import timing
-from engine.verify.wire.fresh import kept_digests
+from engine.verify.wire.fresh import timed_block
 
 CLAIM_ALLOWANCE = {"cuda-events": 0.25, "perf-counter": 0.5}  # of the claimed time per trial: drift between
 # blocks; on a CPU the host clock also counts the moments the process was not running
@@ -210,21 +207,14 @@ def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: 
     and the same untimed steps around each call as the runner's (`fns`: name → `FreshCalls` or
     `CTimedCalls`): fresh values before, outputs kept after, their digests at the end."""
     blocks = {}
-    policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                floor_trials=trials)
     own = meters.OwnMeter()
     for name, fn in fns.items():
         first = own.read()
         started = time.perf_counter()
-        fn.start_block()
-        samples = timing.measure({name: fn}, policy, device, flush_bytes, before=fn.before, after=fn.after,
-                                 warmup=warmup, cross_check=False)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        kept_digests(fn.kept)  # as the runner does inside its block: both loops cost the same
+        times, _ = timed_block(fn, trials, warmup, device, flush_bytes)  # digests too: both loops cost the same
         wall = (time.perf_counter() - started) * 1e6
         last = own.read()
-        blocks[name] = Block(samples[name].times_us, wall, min(meters.waited_us(first, last), wall),
+        blocks[name] = Block(times, wall, min(meters.waited_us(first, last), wall),
                              first is not None and last is not None)
     return blocks
 

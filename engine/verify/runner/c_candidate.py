@@ -16,12 +16,11 @@ from pathlib import Path
 import torch
 
 from engine.verify.runner.failures import CandidateFailure, from_exception, plain
-from engine.verify.wire import timing
 from engine.verify.wire.c_entry import load_entry, placed_copy
 from engine.verify.wire.c_inputs import ArgSpec, made_inputs, make_inputs
 from engine.verify.wire.c_timing import CTimedCalls
 from engine.verify.wire.candidate import CandidateSpec
-from engine.verify.wire.fresh import kept_digests
+from engine.verify.wire.fresh import timed_block
 from engine.verify.wire.poison import poison_
 
 _perf_counter = time.perf_counter
@@ -139,19 +138,11 @@ class CCandidate:
                 values, drawn = self.made_values(config, base_seed)
                 self.timed = CTimedCalls(self.fn, args, values, drawn, self.device, base_seed)
                 self.timed_key = (config, base_seed)
-            calls = self.timed
-            calls.start_block()
-            policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                        floor_trials=trials)
-            samples = timing.measure({"candidate": calls}, policy, self.device, flush_bytes, before=calls.before,
-                                     after=calls.after, warmup=warmup, cross_check=False)
-            if self.cuda:
-                torch.cuda.synchronize()
+            return timed_block(self.timed, trials, warmup, self.device, flush_bytes)
         except CandidateFailure:
             raise
         except Exception as exc:  # noqa: BLE001
             raise from_exception(exc, f"timing on {config!r}") from exc
-        return samples["candidate"].times_us, kept_digests(calls.kept)
 
     def made_values(self, config: str, seed: int) -> tuple[dict, frozenset[str]]:
         call = self.spec.config(config)

@@ -18,9 +18,8 @@ from engine.verify.runner import audit, prebuilt
 from engine.verify.runner.failures import from_exception, plain
 from engine.verify.runner.guards import ProcessGuard
 from engine.verify.runner.scrub import scrub_free_blocks
-from engine.verify.wire import timing
 from engine.verify.wire.candidate import CandidateSpec
-from engine.verify.wire.fresh import FreshCalls, kept_digests
+from engine.verify.wire.fresh import FreshCalls, timed_block
 from engine.verify.wire.inputs import as_list, make_inputs, reuse_buffers
 from engine.verify.wire.profiling import profile_call
 from engine.verify.wire.reference_module import load_module
@@ -163,15 +162,7 @@ class TorchCandidate:
         outputs). The outputs stay until the next block, for the judge to ask for any of them."""
         try:
             with torch.no_grad():
-                calls = self.timed_calls(config, base_seed)
-                calls.start_block()
-                policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                            floor_trials=trials)
-                samples = timing.measure({"candidate": calls}, policy, self.device, flush_bytes, before=calls.before,
-                                         after=calls.after, warmup=warmup, cross_check=False)
-                if self.cuda:
-                    torch.cuda.synchronize()
-                return samples["candidate"].times_us, kept_digests(calls.kept)
+                return timed_block(self.timed_calls(config, base_seed), trials, warmup, self.device, flush_bytes)
         except (Exception, SystemExit) as exc:
             raise from_exception(exc, f"timing on {config!r}") from exc
 

@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from engine.verify.wire import timing
+
 SEED_STRIDE = 1_000_003  # trial seeds of one timing: far from the correctness seeds and from each other
 RING_BYTES = {"cuda": 8 * 2**30, "cpu": 2**30}  # outputs kept per block, at most (a block is sized to fit)
 MIN_RING_TRIALS = 10  # a block keeps at least this many calls' outputs, however large they are
@@ -141,3 +143,17 @@ class FreshCalls:
 def kept_digests(kept: list[tuple[int, list]]) -> list[int]:
     """The digests a side commits to at the end of a block, one per timed call."""
     return [digest(outputs) for _, outputs in kept]
+
+
+def timed_block(calls, trials: int, warmup: int, device: str, flush_bytes: int) -> tuple[list[float], list[int]]:
+    """Exactly `trials` timed calls of `calls` (a `FreshCalls` or `c_timing.CTimedCalls`) after `warmup`
+    untimed ones, with their steps around each call, then the digests of what each call returned: (times µs,
+    digests). The runner times its candidate with it and the judge its baselines, so both loops do the same."""
+    calls.start_block()
+    policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
+                                floor_trials=trials)
+    samples = timing.measure({"timed": calls}, policy, device, flush_bytes, before=calls.before, after=calls.after,
+                             warmup=warmup, cross_check=False)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return samples["timed"].times_us, kept_digests(calls.kept)
