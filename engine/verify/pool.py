@@ -558,8 +558,9 @@ class Slot:
             self.spare_judge.close()
             self.spare_judge = None
         if self.judge is not None:
-            with contextlib.suppress(OSError):
-                self.judge.channel.send({"op": "stop"})
+            if self.judge.channel is not None:  # None: it never came up, or was closed already
+                with contextlib.suppress(OSError):
+                    self.judge.channel.send({"op": "stop"})
             self.judge.close()
             self.judge = None
 
