@@ -49,7 +49,8 @@ def test_work_hidden_on_a_private_stream_is_caught_by_the_judges_clock(verifier,
     result = checker.evaluate(relu, (TESTS / "cheats" / "gpu_stream_escape.py").read_text())
     print(f"\n{result.verdict}: {result.message}")
     assert result.verdict == Verdict.INTEGRITY_VIOLATION
-    assert "stream-escape" in {f.check for f in result.failed_checks}
+    # the clock sees the hidden work, or a timed call's kept output, read on the timed stream, was not yet written
+    assert {"stream-escape", "timed-output"} & {f.check for f in result.failed_checks}
 
 
 def _attack(verifier, relu, name: str):

@@ -135,13 +135,16 @@ def test_honest_cupy_candidate_is_correct_with_its_kernel_owning_the_gpu_time(ve
 
 def test_work_on_a_private_stream_is_caught_by_the_judges_clock_with_the_static_rule_as_evidence(verifier, relu):
     result = run(verifier, relu, "gpu_stream_escape.py")
-    assert result.verdict == Verdict.INTEGRITY_VIOLATION and "stream-escape" in failed(result), result.message
+    # the clock sees the hidden work, or a timed call's kept output, read on the timed stream, was not yet written
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and {"stream-escape", "timed-output"} & failed(result), \
+        result.message
     assert "static:extra-stream" in {f.check for f in result.integrity if f.kind == "evidence"}
 
 
 def test_c_candidate_launching_on_its_own_stream_is_caught_by_the_cross_check(verifier, scale):
     result = run(verifier, scale, "gpu_c_stream_escape.cu", static=False)
-    assert result.verdict == Verdict.INTEGRITY_VIOLATION and "stream-escape" in failed(result), result.message
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and {"stream-escape", "timed-output"} & failed(result), \
+        result.message
 
 
 def test_returning_unwritten_allocator_memory_fails_after_the_scrub(verifier, relu):

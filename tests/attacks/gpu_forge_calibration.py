@@ -1,6 +1,7 @@
-"""Plans its own timing on a GPU: a slow but correct kernel of its own, and the runner's timing loop
-replaced so the first two blocks (warm-up and calibration) claim a second a trial and later ones a tenth
-of the events' time. The judge must plan from its own clock and catch the later claims."""
+"""Plans its own timing on a GPU: a slow but correct kernel of its own (about 250 µs a call on an H100), and
+the runner's timing loop replaced so the first two blocks (warm-up and calibration) claim a second a trial
+and later ones a tenth of the events' time. The judge must plan from its own clock and catch the later
+claims. (A forgery of a few tens of µs a call hides in the loop's noise: see the clock's allowance.)"""
 import os
 
 import cupy as cp
@@ -38,5 +39,5 @@ class ModelNew(torch.nn.Module):
         y = torch.empty_like(x)
         n = x.numel()
         with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            _kernel(((n + 255) // 256,), (256,), (x.data_ptr(), y.data_ptr(), cp.int64(n), cp.int32(4000)))
+            _kernel(((n + 255) // 256,), (256,), (x.data_ptr(), y.data_ptr(), cp.int64(n), cp.int32(40000)))
         return y

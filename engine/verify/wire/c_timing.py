@@ -51,6 +51,7 @@ class CTimedCalls:
 
     def __init__(self, fn, specs: list, values: dict, drawn: frozenset[str], device: str, base_seed: int) -> None:
         self.fn, self.specs, self.base = fn, specs, base_seed
+        self.cpu = device != "cuda"
         self.sets = timing_placements(specs, values, device)
         self.cycle = PlacementCycle(len(self.sets))
         arrays = [a for a in specs if a.is_array]
