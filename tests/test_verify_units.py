@@ -347,3 +347,14 @@ def test_the_output_digest_follows_every_bit_and_is_the_same_on_every_side():
     nudged.view(torch.int32)[3] += 2  # two words moved by opposite amounts: a linear sum would not notice
     nudged.view(torch.int32)[4] -= 2
     assert digest([nudged]) != digest([x])
+
+
+def test_seeding_the_generators_directly_draws_what_torch_manual_seed_draws():
+    from engine.verify.wire.inputs import seed_generators
+
+    torch.manual_seed(1234)
+    expected = (torch.randn(8), torch.rand(3), torch.randint(0, 9, (4,)))
+    torch.manual_seed(99)  # moved elsewhere in between
+    seed_generators(1234)
+    drawn = (torch.randn(8), torch.rand(3), torch.randint(0, 9, (4,)))
+    assert all(torch.equal(a, b) for a, b in zip(expected, drawn, strict=True))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.verify.wire.inputs import as_list, clone_all, make_inputs
+from engine.verify.wire.inputs import as_list, clone_all, make_inputs, seed_generators
 from engine.verify.wire.randomness import draws_random_numbers
 from engine.verify.wire.reference_module import load_module
 
@@ -142,7 +142,7 @@ class TorchReference:
         try:
             with torch.no_grad():
                 if self.reseed:
-                    torch.manual_seed(seed)
+                    seed_generators(seed)
                 native = _detach(native_model(*clones))
         except Exception as exc:  # noqa: BLE001
             raise ReferenceFailure(f"the reference raised {type(exc).__name__}: {exc}") from exc

@@ -20,7 +20,7 @@ from engine.verify.runner.guards import ProcessGuard
 from engine.verify.runner.scrub import scrub_free_blocks
 from engine.verify.wire.candidate import CandidateSpec
 from engine.verify.wire.fresh import FreshCalls, timed_block
-from engine.verify.wire.inputs import as_list, make_inputs, reuse_buffers
+from engine.verify.wire.inputs import as_list, make_inputs, reuse_buffers, seed_generators
 from engine.verify.wire.profiling import profile_call
 from engine.verify.wire.reference_module import load_module
 
@@ -116,7 +116,7 @@ class TorchCandidate:
         try:
             with audit.watching(), torch.no_grad():
                 if self.spec.reseed_calls:
-                    torch.manual_seed(seed)
+                    seed_generators(seed)
                 out = model(*inputs)
             if self.cuda:
                 torch.cuda.synchronize()

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 import torch
 
 from engine.verify.wire import timing
+from engine.verify.wire.inputs import seed_generators
 
 SEED_STRIDE = 1_000_003  # trial seeds of one timing: far from the correctness seeds and from each other
 RING_BYTES = {"cuda": 8 * 2**30, "cpu": 2**30}  # outputs kept per block, at most (a block is sized to fit)
@@ -152,7 +153,7 @@ class FreshCalls:
         seed = trial_seed(self.base, self.calls)
         self.inputs = self.refill(self.inputs, self.make(seed))
         if self.reseed:
-            torch.manual_seed(seed)
+            seed_generators(seed)
 
     def __call__(self, _trial: int) -> object:
         self.last = self.call(self.inputs)

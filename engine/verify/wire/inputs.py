@@ -13,14 +13,27 @@ import copy
 import torch
 
 
+def seed_generators(seed: int) -> None:
+    """What `torch.manual_seed` does to the CPU and CUDA generators, in a microsecond instead of 70: the timed
+    loop seeds before every call on both sides. Where CUDA is not started yet, torch's own call (which also
+    seeds the CUDA generators once CUDA starts)."""
+    if torch.cuda.is_available() and not torch.cuda.is_initialized():
+        torch.manual_seed(seed)
+        return
+    torch.default_generator.manual_seed(seed)
+    if torch.cuda.is_available():
+        for generator in torch.cuda.default_generators:
+            generator.manual_seed(seed)
+
+
 def make_inputs(module, seed: int, device: str) -> list:
     """get_inputs() seeded with `seed`, created directly on the device (fast for large configs)."""
-    torch.manual_seed(seed)
+    seed_generators(seed)
     try:
         with torch.device(device):
             values = list(module.get_inputs())
     except (RuntimeError, TypeError):
-        torch.manual_seed(seed)
+        seed_generators(seed)
         values = list(module.get_inputs())
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
