@@ -525,13 +525,22 @@ class RunExecutor:
             if self.steering.stop:
                 return self._finish("stopped", "stopped by a user")
             if self.steps_done >= self.request.rounds and not self.steering.inserts:
-                return self._finish("finished", f"finished {self.steps_done} steps")
+                return self._finish(*self._ending(f"finished {self.steps_done} steps"))
             if not self.step():
-                return self._finish("finished", f"finished after {self.steps_done} steps: the "
-                                                f"{self.request.proposer} proposer has nothing left that this "
-                                                "run has not tried")
+                return self._finish(*self._ending(f"finished after {self.steps_done} steps: the "
+                                                  f"{self.request.proposer} proposer has nothing left that this "
+                                                  "run has not tried"))
             if (cause := self._endpoint_gave_up()) is not None:
                 return self._finish("failed", cause)
+
+    def _ending(self, finished: str) -> tuple[str, str]:
+        """How a run that ran out of steps ends: failed where every step it made failed at the endpoint (a
+        2-round run against a dead endpoint never reaches the 3-step rule, and is no finished run), else
+        finished."""
+        if self.steps_done and self.endpoint_failures >= self.steps_done:
+            steps = "its only step" if self.steps_done == 1 else f"all {self.steps_done} steps"
+            return "failed", f"the LLM endpoint failed ({steps}): {self.endpoint_cause}"
+        return "finished", finished
 
     def _publish_missing(self) -> None:
         event_files.republish_missing(events_dir(self.run_id), runs_repo.events(self.run_id))

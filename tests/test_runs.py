@@ -352,3 +352,20 @@ def test_the_run_says_what_it_is_doing_inside_a_step(problem_slug):
     assert phases[:2] == ["step 0: asking the library proposer",
                           "step 0: building and verifying 1 candidate(s) from scratch on scripted"]
     assert any(p.startswith("step 1: building and verifying 1 candidate(s) from #") for p in phases)
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_a_short_run_against_a_dead_endpoint_fails_with_the_cause_and_exit_code(problem_slug, no_client_retries,
+                                                                                rounds):
+    """Shorter than the 3-step rule: every step it made failed at the endpoint, so it is a failed run, not a
+    finished one with candidates."""
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    done = CliRunner().invoke(app, ["run", "--problem", problem_slug, "--proposer", "llm", "--base-url",
+                                    "http://127.0.0.1:9/v1", "--model", "m", "--rounds", str(rounds), "--device",
+                                    "cpu"])
+    assert done.exit_code == 1, done.output
+    said = " ".join(done.output.split())
+    assert "failed: the LLM endpoint failed" in said and "cannot reach http://127.0.0.1:9/v1" in said
