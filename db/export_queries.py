@@ -20,15 +20,15 @@ CANDIDATE_COLUMNS = (
     Evaluation.device, Evaluation.reward, Evaluation.flagged, Evaluation.flag_review, Evaluation.recorded,
     # JSON columns as raw text: orjson decodes them several times faster than the column type would.
     type_coerce(Evaluation.reward_components, Text), type_coerce(Diagnostic.data, Text),
-    type_coerce(Evaluation.timing, Text),
+    type_coerce(Evaluation.timing, Text), type_coerce(Candidate.proposal, Text),
 )
 CANDIDATE_FIELDS = (
     "id", "problem_slug", "run_id", "parent_id", "step", "depth", "origin", "strategy", "language", "source",
     "source_hash", "created_at", "eval_verdict", "eval_message", "eval_speedup", "eval_candidate_us",
     "eval_baseline_us", "eval_device", "eval_reward", "eval_flagged", "eval_flag_review", "eval_recorded",
-    "eval_reward_components", "static_data", "eval_timing",
+    "eval_reward_components", "static_data", "eval_timing", "proposal",
 )
-JSON_FIELDS = ("eval_reward_components", "static_data", "eval_timing")
+JSON_FIELDS = ("eval_reward_components", "static_data", "eval_timing", "proposal")
 
 
 def iter_candidates(problems: tuple[str, ...] = (), batch: int = 5000) -> Iterator[dict]:

@@ -178,3 +178,26 @@ def test_minimum_agreement_drops_human_pairs_weighted_below_it(populated, tmp_pa
     assert len(_rows(tmp_path / "kept/data/standard.jsonl")) == 1
     dropped = _rows(tmp_path / "dropped/data/standard.jsonl")
     assert dropped and all(r["source"] == "measured" for r in dropped)
+
+
+def test_a_turn_the_endpoint_failed_enters_no_dataset(populated, tmp_path):
+    """An unreachable endpoint is no behaviour of the model: its rows are in no candidates table and no
+    trajectory, while the model's own turns stay."""
+    with session_scope() as session:
+        run = session.get(Run, session.get(Candidate, populated[1]).run_id)
+        failed = Candidate(run_id=run.id, problem_slug=SLUG, parent_id=populated[1], step=5, origin="llm",
+                           strategy="llm", language="python", source="", source_hash="endpoint-5",
+                           proposal={"endpoint_failure": "unreachable"})
+        session.add(failed)
+        session.flush()
+        session.add(Evaluation(candidate_id=failed.id, verdict="proposal_error", device="NVIDIA H200",
+                               message="cannot reach http://127.0.0.1:9/v1", reward=-0.6,
+                               reward_components={"total": -0.6}))
+        failed_id = failed.id
+    export_dataset("candidates", "jsonl", tmp_path / "candidates")
+    export_dataset("trajectories", "jsonl", tmp_path / "trajectories")
+    candidates = _rows(tmp_path / "candidates/data/default.jsonl")
+    trajectories = _rows(tmp_path / "trajectories/data/default.jsonl")
+    assert failed_id not in {r["candidate_id"] for r in candidates} and len(candidates) == 5
+    assert not any(t["candidate_id"] == failed_id for r in trajectories for t in r["turns"])
+    assert len(trajectories) == 3  # the model's own leaves

@@ -44,10 +44,18 @@ def _timing_context(timing: dict | None) -> tuple[str | None, str | None]:
     return timing.get("baseline_name") or timing.get("baseline"), timing.get("timed_config")
 
 
+def endpoint_failed(proposal: dict | None) -> bool:
+    """Whether a candidate is the LLM endpoint's failure (refused, unreachable, timed out), not the model's
+    reply: such a row is no behaviour of the model, so it earns nothing and enters no dataset."""
+    return bool((proposal or {}).get("endpoint_failure"))
+
+
 def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
     for row in export_queries.iter_candidates(filters.problems):
         if not (filters.wants_verdict(row["eval_verdict"]) and filters.wants_device(row["eval_device"])
                 and filters.wants_time(row["created_at"])):
+            continue
+        if endpoint_failed(row.get("proposal")):
             continue
         if not admitted(bool(row["eval_flagged"]), row["eval_flag_review"]):
             continue  # flagged for review: enters no dataset until a person clears it
@@ -184,6 +192,8 @@ def trajectory_rows(filters: ExportFilters) -> Iterator[dict]:
             if any(r.evaluation is not None and not admitted(r.evaluation.flagged, r.evaluation.flag_review)
                    for r in path):
                 continue  # a turn is flagged for review: the trajectory waits for a person to clear it
+            if any(endpoint_failed(r.candidate.proposal) for r in path):
+                continue  # a turn the endpoint failed is not the model's: the path is no trajectory of it
             turns, messages = [], []
             for index, row in enumerate(path):
                 evaluation, feedback = row.evaluation, row.feedback
