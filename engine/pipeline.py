@@ -22,7 +22,7 @@ from engine.feedback import build_diagnostics, render_feedback, run_tools
 from engine.outcome import RoundOutcome
 from engine.problems.model import Problem
 from engine.propose.base import Proposal
-from engine.reward import unified_reward
+from engine.reward import no_reward, unified_reward
 from engine.scale import make_pool
 from engine.settings import Settings, get_settings
 from engine.verify.evaluate import Verifier
@@ -145,11 +145,14 @@ def outcome_of(problem: Problem, proposal: Proposal, result: EvaluationResult, s
     dynamic = _dynamic_profile(problem, proposal, result, static, settings) if profile and not on_cpu else None
     ncu, ncu_config = dynamic if dynamic is not None else (None, None)
     diagnostics = build_diagnostics(static=static, evaluation=result, problem=problem, profile=ncu, on_cpu=on_cpu)
-    findings = run_tools(diagnostics, names=CPU_TOOLS if on_cpu else None)
-    feedback = render_feedback(findings, diagnostics)
+    findings = run_tools(diagnostics, names=CPU_TOOLS if on_cpu else None) if not proposal.error else []
+    feedback = render_feedback(findings, diagnostics) if not proposal.error else ""  # no code: nothing to diagnose
     features = static.features if static is not None else {}
-    reward = unified_reward(str(result.verdict), result.speedup, features, result.own_kernel_share,
-                            None, settings.reward, flagged=result.flagged)
+    if proposal.error and proposal.meta.get("endpoint_failure"):
+        reward = no_reward()  # the endpoint's failure, not the model's answer
+    else:
+        reward = unified_reward(str(result.verdict), result.speedup, features, result.own_kernel_share,
+                                None, settings.reward, flagged=result.flagged)
     roofline = None
     if diagnostics.roofline is not None or diagnostics.classification is not None:
         placed_at = ncu_config if diagnostics.roofline is not None and diagnostics.roofline.source == "ncu" \

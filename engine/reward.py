@@ -107,6 +107,12 @@ def unified_reward(verdict: str, speedup: float | None, features: dict[str, floa
     return RewardBreakdown(total, True, speed, structural, coverage, ranker_score, tier)
 
 
+def no_reward() -> RewardBreakdown:
+    """What a failure of ours or of the LLM endpoint earns: nothing, neither a reward nor a penalty (the
+    model did not answer, so there is nothing of it to score)."""
+    return RewardBreakdown(0.0, False, None, 0.0, None, None, 0.0)
+
+
 def clear_held_speed(components: dict, total: float, speedup: float | None) -> tuple[float, dict]:
     """(total, components) once a person clears a flagged result: its held speed term is paid."""
     held, weight = components.get("speed_held"), components.get("held_weight", 0.0)
