@@ -160,8 +160,8 @@ def reap_silent_runs(now: datetime | None = None, silent_after_s: float = SILENT
     shows a dead run as running."""
     ended = []
     for run in _silent_runs(now, silent_after_s):
-        message = (f"the run process is gone ({_last_sign(run)}): continue it with `refinery runs resume {run.id}` "
-                   "or Resume on the Runs page; nothing stored is lost")
+        message = (f"the run process is gone ({_last_sign(run)}): continue it with `refinery runs resume {run.id}`; "
+                   "nothing stored is lost")
         if _end(run.id, "failed", message):
             ended.append(run.id)
     return ended

@@ -317,6 +317,7 @@ def test_a_running_run_beats_and_a_silent_one_is_ended_with_the_way_to_resume(pr
     assert reap_silent_runs(now=later, silent_after_s=45) == [run_id]
     stored = runs_repo.get_run(run_id)
     assert stored.status == "failed" and f"refinery runs resume {run_id}" in stored.error
+    assert "Runs page" not in stored.error  # it offers only a way to continue that exists
     assert runs_repo.events(run_id)[-1].kind == "failed"
     assert reap_silent_runs(now=later, silent_after_s=45) == []  # once
 
