@@ -265,8 +265,8 @@ class JudgeProcess(_Sandboxed):
                     cpus=cores.timing if cores is not None and cores.pinned else None)
 
 
-def _artifacts(job: Job) -> tuple[dict[str, int], bytes]:
-    """The built files the judge and the runner need, as one payload with their sizes (in order)."""
+def _artifacts(job: Job) -> dict[str, bytes]:
+    """The built files the judge and the runner need, by name, in the order the payload carries them."""
     blobs: dict[str, bytes] = {}
     if job.reference_library:
         blobs["reference"] = Path(job.reference_library).read_bytes()
@@ -280,17 +280,15 @@ def _artifacts(job: Job) -> tuple[dict[str, int], bytes]:
             for item in sorted(Path(job.extensions_dir).iterdir()):
                 archive.add(item, arcname=item.name)
         blobs["candidate"] = buffer.getvalue()
-    return {k: len(v) for k, v in blobs.items()}, b"".join(blobs.values())
+    return blobs
 
 
-def problem_key(job: Job) -> str:
+def problem_key(job: Job, reference_library: bytes = b"") -> str:
     """Which problem's code a job makes the judge run (its reference module, inputs rules, C reference)."""
     digest = hashlib.sha256()
     for part in (job.kind, job.reference_source, job.reference_path, job.inputs_source or "", job.entry or ""):
         digest.update(part.encode() + b"\0")
-    if job.reference_library:
-        with contextlib.suppress(OSError):
-            digest.update(Path(job.reference_library).read_bytes())
+    digest.update(reference_library)
     return digest.hexdigest()
 
 
@@ -345,9 +343,9 @@ class Slot:
                 self.spare_judge.close()
             self.spare_judge = JudgeProcess(self.config, self.gpu, self.device, self.cores)
 
-    def judge_for(self, job: Job) -> None:
+    def judge_for(self, job: Job, blobs: dict[str, bytes]) -> None:
         """Make sure the judge has run no other problem's code than this job's (a fresh one if it has)."""
-        key = problem_key(job)
+        key = problem_key(job, blobs.get("reference", b""))
         if self.judge_problem is not None and self.judge_problem != key:
             self.restart_judge()
             self.start()
@@ -364,9 +362,10 @@ class Slot:
         return runner
 
     def run(self, job: Job, timeout_s: float) -> JobOutcome:
+        blobs = _artifacts(job)
         try:
             self.start()
-            self.judge_for(job)
+            self.judge_for(job, blobs)
         except RuntimeError as exc:
             return JobOutcome("start_failed", detail=str(exc))
         started = time.monotonic()
@@ -379,7 +378,7 @@ class Slot:
             watch = HostWatch([self.judge.job.pid, runner.job.pid], cores, exclusive, self.setup,
                               {spare.job.pid: "warming runner" for spare in self.spares if spare.job},
                               reach=runner.job.cpus)
-            outcome = self._judge(job, runner, hello, started, timeout_s, watch)
+            outcome = self._judge(job, blobs, runner, hello, started, timeout_s, watch)
             outcome.host = watch.finish()
             if outcome.result is not None:
                 outcome.result.stage_seconds["runner_wait"] = round(waited, 4)
@@ -429,9 +428,9 @@ class Slot:
         exclusive = moved and self.cores.exclusive and reach <= set(self.cores.timing)
         return reach, exclusive
 
-    def _judge(self, job: Job, runner: RunnerProcess, hello: dict, started: float, timeout_s: float,
-               watch: HostWatch) -> JobOutcome:
-        sizes, payload = _artifacts(job)
+    def _judge(self, job: Job, blobs: dict[str, bytes], runner: RunnerProcess, hello: dict, started: float,
+               timeout_s: float, watch: HostWatch) -> JobOutcome:
+        sizes, payload = {k: len(v) for k, v in blobs.items()}, b"".join(blobs.values())
         judge = self.judge
         meters = open_job_meters(runner.job, int(hello.get("pid", 0) or 0))
         message = {"op": "job", "job": job.to_json(), "blobs": sizes}

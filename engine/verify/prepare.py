@@ -122,13 +122,14 @@ def timed_config(problem: Problem, device: str, name: str | None = None) -> Conf
     that is affordable)."""
     if name:
         return problem.config(name)
+    written = next((c for c in problem.configs if c.name == WRITTEN_CONFIG), None)
+    if device == "cuda":
+        return written or problem.largest_config
     kept, _ = cpu_sized(problem)
-    if any(c.name == WRITTEN_CONFIG for c in problem.configs):
-        written = problem.config(WRITTEN_CONFIG)
-        if device == "cuda" or written in kept:
-            return written
-    if device == "cuda" or (problem.bytes_expr is None and problem.flops_expr is None):
-        return problem.largest_config if device == "cuda" or problem.largest_config in kept else kept[-1]
+    if written is not None and written in kept:
+        return written
+    if problem.bytes_expr is None and problem.flops_expr is None:
+        return problem.largest_config  # no model of the work: cpu_sized kept every configuration
     affordable = [c for c in kept if (problem.min_bytes(c) or 0) <= CPU_TIMING_MAX_BYTES
                   and (problem.flops(c) or 0) <= CPU_TIMING_MAX_FLOPS]
     return (max(affordable, key=lambda c: (problem.flops(c) or 0, problem.min_bytes(c) or 0)) if affordable

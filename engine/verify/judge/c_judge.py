@@ -29,7 +29,7 @@ from engine.verify.judge.session import RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
 from engine.verify.wire import timing
 from engine.verify.wire.c_entry import load_entry
-from engine.verify.wire.c_inputs import ArgSpec, made_inputs, make_inputs
+from engine.verify.wire.c_inputs import ArgSpec, made_inputs
 from engine.verify.wire.c_timing import CTimedCalls, values_of_call
 from engine.verify.wire.fresh import ring_trials
 
@@ -124,10 +124,7 @@ class CJudge:
         self.state.load_seconds = float(seconds) if isinstance(seconds, int | float) else None
 
     def host_values(self, spec: ConfigSpec, seed: int) -> dict:
-        try:
-            return make_inputs(_arg_specs(spec), spec.params, seed, self.inputs_path)
-        except Exception as exc:  # noqa: BLE001 - the problem's input rules failed: its fault, said so
-            raise JobFailure(Verdict.RUNTIME_ERROR, f"input generation failed on {spec.name!r}: {exc}") from exc
+        return self.made_values(spec, seed)[0]
 
     def answer(self, spec: ConfigSpec, seed: int) -> tuple[dict, dict]:
         """(host values of the seed, the C reference's output arrays on them), cached per seed."""

@@ -17,10 +17,10 @@ import torch
 
 from engine.verify.runner.failures import CandidateFailure, from_exception, plain
 from engine.verify.wire.c_entry import load_entry, placed_copy
-from engine.verify.wire.c_inputs import ArgSpec, made_inputs, make_inputs
+from engine.verify.wire.c_inputs import ArgSpec, made_inputs
 from engine.verify.wire.c_timing import CTimedCalls
 from engine.verify.wire.candidate import CandidateSpec
-from engine.verify.wire.fresh import timed_block
+from engine.verify.wire.fresh import outputs_at, timed_block
 from engine.verify.wire.poison import poison_
 
 _perf_counter = time.perf_counter
@@ -64,11 +64,7 @@ class CCandidate:
     # --- one call ---------------------------------------------------------------------------------
 
     def host_values(self, config: str, seed: int) -> dict:
-        call = self.spec.config(config)
-        try:
-            return make_inputs(self.args(config), call.params, seed, self.inputs_path)
-        except Exception as exc:  # noqa: BLE001 - the problem's input rules failed: its fault, said so
-            raise from_exception(exc, f"the problem's input generation on {config!r}") from exc
+        return self.made_values(config, seed)[0]
 
     def to_buffers(self, config: str, values: dict, previous: dict | None) -> dict:
         buffers = {}
@@ -152,8 +148,7 @@ class CCandidate:
             raise from_exception(exc, f"the problem's input generation on {config!r}") from exc
 
     def kept_outputs(self, positions: list[int]) -> list[list]:
-        kept = self.timed.kept if self.timed is not None else []
-        return [kept[p][1] if 0 <= p < len(kept) else [] for p in positions]
+        return outputs_at(self.timed.kept if self.timed is not None else [], positions)
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:
         if self.timed is None or self.timed_key[0] != config:

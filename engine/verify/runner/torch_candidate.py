@@ -19,7 +19,7 @@ from engine.verify.runner.failures import from_exception, plain
 from engine.verify.runner.guards import ProcessGuard
 from engine.verify.runner.scrub import scrub_free_blocks
 from engine.verify.wire.candidate import CandidateSpec
-from engine.verify.wire.fresh import FreshCalls, timed_block
+from engine.verify.wire.fresh import FreshCalls, outputs_at, timed_block
 from engine.verify.wire.inputs import as_list, make_inputs, reuse_buffers, seed_generators
 from engine.verify.wire.profiling import profile_call
 from engine.verify.wire.reference_module import load_module
@@ -167,9 +167,7 @@ class TorchCandidate:
             raise from_exception(exc, f"timing on {config!r}") from exc
 
     def kept_outputs(self, positions: list[int]) -> list[list]:
-        """The outputs of the last block's timed calls at `positions` (as kept after each call)."""
-        kept = self.timed.kept if self.timed is not None else []
-        return [kept[p][1] if 0 <= p < len(kept) else [] for p in positions]
+        return outputs_at(self.timed.kept if self.timed is not None else [], positions)
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:
         """Back-to-back calls for `seconds` on one input set (the judge reads the energy counter around them)."""

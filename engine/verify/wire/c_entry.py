@@ -80,13 +80,6 @@ def timing_placements(specs: list, values: dict, device: str) -> list[dict[str, 
     return sets
 
 
-def checked_outputs(specs: list, first: bool) -> list:
-    """The output arrays whose timed results come back for one set: all of them for a seed's first
-    placement, only the rotating ones for the others (a large array is one buffer in every set, and eight
-    copies of it would not fit the region)."""
-    return [a for a in specs if a.is_array and a.intent in ("out", "inout") and (first or rotates(a))]
-
-
 class PlacementCycle:
     """Which set of arrays the next timed call uses: in turn, across the blocks of one timing, so a side's
     blocks of three trials still visit every placement and both sides visit them in the same order."""

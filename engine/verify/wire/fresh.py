@@ -167,10 +167,16 @@ class FreshCalls:
         self.calls += 1
 
 
-@on_one_thread
-def kept_digests(kept: list[tuple[int, list]]) -> list[int]:
-    """The digests a side commits to at the end of a block, one per timed call."""
-    return digests_of([outputs for _, outputs in kept])
+def kept_digests(kept: list[tuple[int, list]], device: str = "cpu") -> list[int]:
+    """The digests a side commits to at the end of a block, one per timed call (on one thread where the
+    outputs are CPU tensors, as the other untimed steps)."""
+    with one_thread() if device != "cuda" else contextlib.nullcontext():
+        return digests_of([outputs for _, outputs in kept])
+
+
+def outputs_at(kept: list[tuple[int, list]], positions: list[int]) -> list[list]:
+    """The kept outputs of a block's timed calls at `positions` (none for a position it does not have)."""
+    return [kept[p][1] if 0 <= p < len(kept) else [] for p in positions]
 
 
 def timed_block(calls, trials: int, warmup: int, device: str, flush_bytes: int) -> tuple[list[float], list[int]]:
@@ -184,4 +190,4 @@ def timed_block(calls, trials: int, warmup: int, device: str, flush_bytes: int) 
                              warmup=warmup, cross_check=False)
     if device == "cuda":
         torch.cuda.synchronize()
-    return samples["timed"].times_us, kept_digests(calls.kept)
+    return samples["timed"].times_us, kept_digests(calls.kept, device)
