@@ -12,7 +12,6 @@ and the outputs of the timed calls are checked too.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import OrderedDict
 from pathlib import Path
 
@@ -249,12 +248,7 @@ class CJudge:
         self.judge_block(same_clock, self.device, 3, warmup=2)
         calibration = candidate(3)
         base_calibration = self.judge_block(same_clock, self.device, 3, warmup=0)
-        per_trial = max([clock.clock_us_per_trial(calibration, rtt_us)]
-                        + [b.wall_us / len(b.times_us) for b in base_calibration.values()])
-        sides = 1 + len(same_clock)
-        trials = math.ceil(spec_t.min_seconds / max(per_trial / 1e6, 1e-7) / sides)
-        trials = max(spec_t.min_trials, min(spec_t.max_trials, trials))
-        trials = max(clock.MIN_BLOCKS, min(trials, int(spec_t.max_seconds / max(per_trial / 1e6, 1e-7) / sides)))
+        trials = clock.planned_trials(spec_t, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
             clock.block_plan(trials, spec_t.target_ci, ring_trials(output_bytes, self.device)), candidate,
             lambda count: self.judge_block(same_clock, self.device, count, warmup=0), spec_t.min_trials,

@@ -220,6 +220,18 @@ def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: 
     return blocks
 
 
+def planned_trials(spec, candidate_us: float, baseline: dict[str, Block]) -> int:
+    """Trials per side from the timing policy `spec` (a `TimingSpec`): the slower side's time per trial on the
+    judge's own clock (the candidate's block timed from outside, the baselines' loops in the judge) sets how
+    many fit the time asked for. The candidate's claimed times plan nothing."""
+    per_trial_s = max([candidate_us] + [b.wall_us / len(b.times_us) for b in baseline.values()]) / 1e6
+    sides = 1 + len(baseline)
+    by_time = math.ceil(spec.min_seconds / max(per_trial_s, 1e-7) / sides)
+    trials = max(spec.min_trials, min(spec.max_trials, by_time))
+    cap = int(spec.max_seconds / max(per_trial_s, 1e-7) / sides)
+    return max(MIN_BLOCKS, min(trials, max(cap, MIN_BLOCKS)))
+
+
 def median_ci(times_us: list[float]) -> float:
     """The half-width of the median's 95 % confidence interval, relative to the median.
 

@@ -12,8 +12,6 @@ and checked against the judge's clock, and the outputs of the timed calls themse
 
 from __future__ import annotations
 
-import math
-
 import torch
 
 from engine.verify.judge import clock, coverage
@@ -283,17 +281,6 @@ class TorchJudge:
         with torch.no_grad():
             return clock.judge_blocks(fns, self.device, trials, warmup, self.job.timing.flush_bytes)
 
-    def trial_count(self, candidate_us: float, baseline: dict[str, clock.Block]) -> int:
-        """Trials per side from the policy: the slower side's time per trial on the judge's own clock (the
-        candidate's block timed from outside, the baselines' loops here) sets how many fit the time asked
-        for. The candidate's claimed times plan nothing."""
-        t = self.job.timing
-        per_trial_s = max([candidate_us] + [b.wall_us / len(b.times_us) for b in baseline.values()]) / 1e6
-        by_time = math.ceil(t.min_seconds / max(per_trial_s, 1e-7) / max(1, len(baseline) + 1))
-        trials = max(t.min_trials, min(t.max_trials, by_time))
-        cap = int(t.max_seconds / max(per_trial_s, 1e-7) / max(1, len(baseline) + 1))
-        return max(clock.MIN_BLOCKS, min(trials, max(cap, clock.MIN_BLOCKS)))
-
     def time(self) -> None:
         """The headline timing on the timed configuration, then the others asked for (shown beside it; the
         speedup and reward stay those of the timed configuration)."""
@@ -327,7 +314,7 @@ class TorchJudge:
         self.judge_block(fns, CALIBRATION_TRIALS, warmup=2)
         calibration = candidate(CALIBRATION_TRIALS)
         base_calibration = self.judge_block(fns, CALIBRATION_TRIALS, warmup=0)
-        trials = self.trial_count(clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
+        trials = clock.planned_trials(spec_t, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
         most = ring_trials(_bytes(first.native), self.device)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
             clock.block_plan(trials, spec_t.target_ci, most), candidate,
