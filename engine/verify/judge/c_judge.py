@@ -263,13 +263,7 @@ class CJudge:
         reference_blocks = next(iter(baseline_blocks[n] for n in same_clock), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us,
                                     "cuda-events" if self.cuda else "perf-counter", flush_us)
-        if verdict.ok:
-            self.findings.passed("stream-escape", verdict.detail)
-        elif not verdict.decided:
-            self.findings.passed("stream-escape", verdict.detail)
-            self.state.speed_withheld = verdict.detail
-        else:
-            self.findings.failed("stream-escape", verdict.detail)
+        clock.settle(self.state, verdict, verdict.detail)
         clock_name = "cuda-events" if self.cuda else "perf-counter"
         result = next(c for c in self.state.configs if c.name == spec.name)
         result.candidate = TimingStats.from_samples([t for b in candidate_blocks for t in b.times_us], clock_name,

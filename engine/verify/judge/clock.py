@@ -220,6 +220,17 @@ def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: 
     return blocks
 
 
+def settle(state, verdict: Corroboration, detail: str) -> None:
+    """The clock check's finding on a job's state (`outcome.JobState`): passed, failed, or undecided (passed,
+    with no speed credited and the reason kept; the first undecided timing's reason is the one said)."""
+    if verdict.ok or not verdict.decided:
+        state.findings.passed("stream-escape", detail)
+        if not verdict.ok:
+            state.speed_withheld = state.speed_withheld or detail
+    else:
+        state.findings.failed("stream-escape", detail)
+
+
 def planned_trials(spec, candidate_us: float, baseline: dict[str, Block]) -> int:
     """Trials per side from the timing policy `spec` (a `TimingSpec`): the slower side's time per trial on the
     judge's own clock (the candidate's block timed from outside, the baselines' loops in the judge) sets how

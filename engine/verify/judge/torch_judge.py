@@ -323,13 +323,7 @@ class TorchJudge:
         verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us,
                                     "cuda-events" if self.cuda else "perf-counter", flush_us)
         detail = verdict.detail if headline else f"on {spec.name!r}: {verdict.detail}"
-        if verdict.ok:
-            self.findings.passed("stream-escape", detail)
-        elif not verdict.decided:
-            self.findings.passed("stream-escape", detail)
-            self.state.speed_withheld = self.state.speed_withheld or detail
-        else:
-            self.findings.failed("stream-escape", detail)
+        clock.settle(self.state, verdict, detail)
         result = next(c for c in self.state.configs if c.name == spec.name)
         clock_name = "cuda-events" if self.cuda else "perf-counter"
         result.candidate = TimingStats.from_samples([t for b in candidate_blocks for t in b.times_us], clock_name,
