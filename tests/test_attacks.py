@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem
+from engine.reward import unified_reward
 from engine.sandbox import JobLimits, boundary
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
@@ -101,7 +102,8 @@ def world(tmp_path_factory):
     world = {"home": home, "canary": canary, "listener": listener, "settings": settings, "pool": pool,
              "marker": f"refinery-attack-{uuid.uuid4().hex[:10]}",
              "problems": {"py": load_problem(CHEATS / "problems" / "pytorch" / "relu-small"),
-                          "c": load_problem(CHEATS / "problems" / "c" / "scale-small")}}
+                          "c": load_problem(CHEATS / "problems" / "c" / "scale-small"),
+                          "matmul": load_problem(CHEATS / "problems" / "pytorch" / "matmul-mean-small")}}
     world["rows"] = _rows(home)
     yield world
     pool.close()
@@ -447,3 +449,21 @@ def test_a_problem_whose_reference_rewrites_the_judge_decides_nothing_about_the_
     after = verifier.evaluate(world["problems"]["py"], wrong)
     assert after.verdict in (Verdict.INCORRECT, Verdict.INTEGRITY_VIOLATION), after.message
     assert not all(c.ok for c in after.configs)
+
+
+def test_replaying_the_reference_except_while_profiled_is_flagged_from_its_outputs(world):
+    """The profile is the candidate's own report (it shows an own path, taken only while profiled); the judge
+    sees the reference's rounding in the outputs it checks itself, so the speed waits for a person."""
+    if world["pool"].gpu:
+        pytest.skip("a CPU candidate; on a GPU the profiled path is a CUDA twin's (tests/test_attacks_gpu.py)")
+    result = attack(world, "behave_when_profiled.py", problem="matmul")
+    torch_op = next(f for f in result.integrity if f.check == "torch-op")
+    assert torch_op.passed, "the forged profile is what this attack is about: it must clear the reported check"
+    assert result.verdict == Verdict.CORRECT and result.flagged, result.message
+    assert "reference's own rounding" in result.flag_reason
+    assert unified_reward("correct", result.speedup or 2.0, flagged=result.flagged).speed_held is not None
+
+
+def test_an_honest_kernel_summing_in_its_own_order_is_not_flagged(world):
+    result = attack(world, "honest_own_order.py", problem="matmul")
+    assert result.verdict == Verdict.CORRECT and not result.flagged, (result.message, result.flag_reason)

@@ -89,3 +89,12 @@ def test_an_honest_kernel_beside_the_attacks_keeps_its_speed(verifier, relu):
     clock = next(f for f in result.integrity if f.check == "stream-escape")
     timed = next(f for f in result.integrity if f.check == "timed-output")
     assert clock.passed and "no speed" not in clock.detail and timed.passed, clock.detail
+
+
+def test_replaying_the_reference_except_while_profiled_is_flagged_from_its_outputs(verifier):
+    matmul = load_problem(TESTS / "cheats" / "problems" / "pytorch" / "matmul-mean-small")
+    result = _attack(verifier, matmul, "gpu_behave_when_profiled.py")
+    coverage = next(f for f in result.integrity if f.check == "kernel-coverage")
+    assert coverage.passed, "its process reports its own kernel: the report is what this attack forges"
+    assert result.verdict == Verdict.CORRECT and result.flagged, result.message
+    assert "reference's own rounding" in result.flag_reason

@@ -222,15 +222,14 @@ class Verifier:
             return result
         outcome = self.ensure_pool().run(self.job_for(problem, build, source), self.options.timeout_s, fresh=True)
         again = self.finish(outcome, build, static)
-        first = result.speedup
+        first, earlier = result.speedup, [r for r in (result.flag_reason, again.flag_reason) if r]
         if again.verdict == Verdict.CORRECT and again.speedup:
-            again.flagged = True
-            again.flag_reason = (f"speedup {first:.1f}× is over {threshold:g}×: re-measured in a fresh process with "
-                                 f"new inputs: {again.speedup:.1f}×; review before trusting it")
-            return again
+            reason = (f"speedup {first:.1f}× is over {threshold:g}×: re-measured in a fresh process with new inputs: "
+                      f"{again.speedup:.1f}×; review before trusting it")
+        else:
+            reason = f"speedup {first:.1f}× did not reproduce in a fresh process ({again.verdict}: {again.message})"
         again.flagged = True
-        again.flag_reason = (f"speedup {first:.1f}× did not reproduce in a fresh process "
-                             f"({again.verdict}: {again.message})")
+        again.flag_reason = "; ".join(dict.fromkeys([reason, *earlier]))  # what the judge saw either time, kept
         return again
 
     def evaluate(self, problem: Problem, source: str, language: str | None = None) -> EvaluationResult:

@@ -132,6 +132,7 @@ class JobState:
     energy: dict | None = None
     fatal: bool = False
     speed_withheld: str | None = None  # why no speed is credited (the clock check could not decide)
+    flag_reason: str | None = None  # what the judge saw that a person should review (the speed is held till then)
     stage_seconds: dict[str, float] = field(default_factory=dict)  # where the job's time went
     on_stage: Callable[[str, str], None] | None = None  # (stage, "start" | "end"): the pool watches the timing
 
@@ -179,6 +180,7 @@ def final_result(state: JobState, device: str, seeds: list[int]) -> EvaluationRe
         baseline_us=state.baseline_us, baseline_name=state.baseline_name,
         speedup=speedup if verdict == Verdict.CORRECT else None, device=device, seeds=seeds,
         load_seconds=state.load_seconds, notes=state.notes, energy=state.energy,
+        flagged=bool(state.flag_reason) and verdict == Verdict.CORRECT, flag_reason=state.flag_reason or "",
         stage_seconds={k: round(v, 4) for k, v in state.stage_seconds.items()})
 
 

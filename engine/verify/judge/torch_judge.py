@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.verify.judge import clock, coverage
+from engine.verify.judge import clock, coverage, replay
 from engine.verify.judge.correctness import compare, looks_cached
 from engine.verify.judge.energy import record_energy
 from engine.verify.judge.job import ConfigSpec, Job
@@ -53,6 +53,7 @@ class TorchJudge:
         self.state = JobState()
         self.findings: Findings = self.state.findings
         self.region_bytes = 0
+        self.echoes: list[replay.Echo | None] = []  # per correct correctness call: how near the reference's rounding
         self.reveals = Reveals(runner, self.findings, job.rtol, job.atol)
 
     @property
@@ -69,7 +70,22 @@ class TorchJudge:
             return failure_result(failure, self.state, self.device, self.seeds)
         self.note_evidence()
         self.mark_passed()
+        self.flag_replay()
         return final_result(self.state, self.device, self.seeds)
+
+    def flag_replay(self) -> None:
+        """Flag outputs that carry the reference's own rounding (`replay`): seen by the judge itself, so it holds
+        whatever the candidate's process reported of the ops it ran. Not where the problem allows the
+        reference's ops, nor where the reference does not accumulate."""
+        if self.job.allowed_torch_ops or not self.echoes:
+            return
+        reason = replay.replay_flag(self.echoes)
+        if reason is None:
+            return
+        spec = self.job.configs[0]
+        ops = self.reference_profile(spec, self.job.init_seed + 1000).ops
+        if replay.accumulates(ops):
+            self.state.flag_reason = reason
 
     def semantics_note(self) -> str:
         """How this verdict relates to KernelBench's: what is the same, and where it is stricter."""
@@ -146,6 +162,8 @@ class TorchJudge:
             with stage_of("correctness.compare"):
                 verdict = compare(got, expected.answer, expected.native, job.rtol, job.atol,
                                   magnitude=expected.magnitude)
+                if verdict.ok:
+                    self.echoes.append(replay.echo(got, expected.native, expected.float64))
             for attr in ("max_abs_error", "max_rel_error"):
                 if getattr(verdict, attr) is not None:
                     setattr(result, attr, max(getattr(result, attr) or 0.0, getattr(verdict, attr)))
