@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import streamlit as st
 
@@ -82,10 +84,12 @@ def _standing(b: BestResult) -> str:
 def best_frame(best: list[BestResult]) -> pd.DataFrame:
     """One row per problem and device: the pooled median speedup, its interval and how it stands."""
     rows = [{"problem": b.problem_slug, "device": b.device or "", "best speedup": fmt_speedup(b.speedup),
-             "interval": _interval(b), "evaluations": b.evaluations, "standing": _standing(b),
+             "interval": _interval(b), "between runs": f"±{100 * (math.exp(b.spread) - 1):.0f} %",
+             "evaluations": b.evaluations, "standing": _standing(b),
              "candidate": b.candidate_id, "run": b.run_id, "runs": b.runs,
              "awaiting review": b.awaiting_review, "recorded": "● recorded" if b.recorded else ""} for b in best]
-    return pd.DataFrame(rows, columns=["problem", "device", "best speedup", "interval", "evaluations", "standing",
+    return pd.DataFrame(rows, columns=["problem", "device", "best speedup", "interval", "between runs", "evaluations",
+                                       "standing",
                                        "candidate", "run", "runs", "awaiting review", "recorded"])
 
 

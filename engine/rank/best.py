@@ -35,6 +35,7 @@ class BestResult:
     evaluations: int  # how many evaluations the median pools
     holds: bool  # faster than every other code measured there, by a difference that holds
     contenders: int  # codes measured in this context
+    spread: float  # between-evaluation sd of a log time here (CPU timings move far more than GPU ones)
     run_id: int | None
     recorded: bool
     runs: int  # runs the problem has had
@@ -56,6 +57,6 @@ def best_per_problem(problem_slugs: Sequence[str] = (), alpha: float = ALPHA) ->
         low, high = best.speedup_interval(context.spread.tau, alpha)
         run_id, recorded = runs_of.get(best.representative, (None, False))
         out.append(BestResult(slug, target, device, baseline, config, best.representative, best.speedup, low, high,
-                              best.n, context.best_holds(alpha), len(context.sources), run_id, recorded,
-                              run_counts.get(slug, 0), awaiting.get((slug, device), 0)))
+                              best.n, context.best_holds(alpha), len(context.sources), context.spread.tau, run_id,
+                              recorded, run_counts.get(slug, 0), awaiting.get((slug, device), 0)))
     return sorted(out, key=lambda b: (b.problem_slug, str(b.device), str(b.baseline), str(b.config)))
