@@ -116,3 +116,13 @@ def test_the_best_is_the_fastest_pooled_median_not_the_outliers_lucky_evaluation
     assert best.speedup == pytest.approx(pooled_speedup("steady")) and best.evaluations == 4
     assert not best.holds  # the outlier and the close code are within the spread between evaluations
     assert best.speedup_low < best.speedup < best.speedup_high
+
+
+def test_under_the_issues_cpu_noise_pooled_pairs_reverse_far_less_than_single_evaluation_pairs():
+    from tests.benchmark_scripts import load_benchmark
+
+    tallies = load_benchmark("remeasured_pairs").simulate(evaluations=3, exports=8, seed=1)
+    (old_made, old_flipped, old_wrong), (made, flipped, wrong) = tallies["old"], tallies["pooled"]
+    assert made and old_made
+    assert wrong / made < 0.02 < old_wrong / old_made
+    assert flipped / made < old_flipped / old_made / 4
