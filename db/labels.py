@@ -123,6 +123,7 @@ class CandidateEvidence:
     bottleneck: str | None = None
     measurements: tuple[Measurement, ...] = ()
     equivalence: str = ""  # equal for sources equal but for comments and whitespace (db.identity)
+    prompt: str | None = None  # the prompt the model was sent for it (LLM candidates; with the source)
 
 
 @dataclass(frozen=True)
@@ -395,7 +396,8 @@ def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagn
         integrity_violation=any(ev.verdict == "integrity_violation" for ev in evaluations),
         features=dict(features) if isinstance(features, dict) else {}, bottleneck=bottleneck,
         measurements=measurements,
-        equivalence=equivalence_of(candidate.source_hash or "", candidate.source or "", candidate.language))
+        equivalence=equivalence_of(candidate.source_hash or "", candidate.source or "", candidate.language),
+        prompt=candidate.prompt if with_source else None)
 
 
 # Ranker registry --------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
             "parent_id": row["parent_id"], "step": row["step"], "depth": row["depth"], "origin": row["origin"],
             "strategy": row["strategy"], "language": row["language"], "target": target_for_language(row["language"]),
             "equivalence": equivalence_of(row["source_hash"] or "", row["source"] or "", row["language"]),
-            "source": row["source"],
+            "source": row["source"], "prompt": row["prompt"],
             "verdict": row["eval_verdict"], "message": row["eval_message"], "speedup": row["eval_speedup"],
             "candidate_us": row["eval_candidate_us"], "baseline_us": row["eval_baseline_us"],
             "baseline": baseline, "config": config,
@@ -96,10 +96,14 @@ def _shared_context(a: CandidateEvidence, b: CandidateEvidence) -> tuple[str | N
 
 
 def _preference_row(slug: str, pair: PairExample, chosen: CandidateEvidence, rejected: CandidateEvidence,
-                    prompt: str, conversational: bool) -> dict:
+                    task: str, conversational: bool) -> dict:
+    """One TRL row. `prompt` is what both answers were asked where they were asked the same (two samples
+    of one step), else the task from scratch; each side's own prompt as sent is kept beside it."""
+    prompt = chosen.prompt if chosen.prompt and chosen.prompt == rejected.prompt else task
     device, baseline, config = ((pair.device, pair.baseline, pair.config) if pair.source == "measured"
                                 else _shared_context(chosen, rejected))
     row = {"problem": slug, "target": target_of(chosen), "source": pair.source,
+           "chosen_prompt": chosen.prompt, "rejected_prompt": rejected.prompt,
            "margin": pair.log_ratio if pair.log_ratio is not None else abs(pair.target - 0.5) * 2,
            "weight": pair.weight, "chosen_id": chosen.id, "rejected_id": rejected.id, "device": device,
            "baseline": baseline, "config": config, "test": pair.test, "p_value": pair.p_value, "alpha": pair.alpha,

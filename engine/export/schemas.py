@@ -12,14 +12,16 @@ CANDIDATES = pa.schema([
     ("candidate_id", pa.int64()), ("problem", pa.string()), ("run_id", pa.int64()), ("parent_id", pa.int64()),
     ("step", pa.int64()), ("depth", pa.int64()), ("origin", pa.string()), ("strategy", pa.string()),
     ("language", pa.string()), ("target", pa.string()), ("equivalence", pa.string()), ("source", pa.string()),
-    ("verdict", pa.string()), ("message", pa.string()), ("speedup", pa.float64()), ("candidate_us", pa.float64()),
+    ("prompt", pa.string()), ("verdict", pa.string()), ("message", pa.string()), ("speedup", pa.float64()),
+    ("candidate_us", pa.float64()),
     ("baseline_us", pa.float64()), ("baseline", pa.string()), ("config", pa.string()), ("device", pa.string()),
     ("reward", pa.float64()), ("reward_components", REWARD), ("flagged", pa.bool_()),
     ("recorded", pa.bool_()), ("features_json", pa.string()), ("created_at", pa.string()),
 ])
 
 MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string())])
-_PAIR_META = [("problem", pa.string()), ("target", pa.string()), ("source", pa.string()), ("margin", pa.float64()),
+_PAIR_META = [("chosen_prompt", pa.string()), ("rejected_prompt", pa.string()), ("problem", pa.string()),
+              ("target", pa.string()), ("source", pa.string()), ("margin", pa.float64()),
               ("weight", pa.float64()), ("chosen_id", pa.int64()), ("rejected_id", pa.int64()),
               ("device", pa.string()), ("baseline", pa.string()), ("config", pa.string()), ("test", pa.string()),
               ("p_value", pa.float64()), ("alpha", pa.float64()), ("ratio_low", pa.float64()),
@@ -58,7 +60,11 @@ COLUMN_DOCS = {
     "target": "what the task asked for and the code answers: `cuda` (a CUDA kernel on the GPU) or `c-cpu` "
               "(the CPU form of a C problem: a C function over host pointers)",
     "equivalence": "equal for sources that are equal once comments and whitespace are gone (one candidate)",
-    "prompt": "the task for `target` as a model would be given it from scratch (no hidden configuration)",
+    "prompt": "preferences: the prompt both answers were sent where it was one prompt, else the task for "
+              "`target` as a model is given it from scratch (no hidden configuration); candidates: the prompt "
+              "the model was sent for this candidate (none for library and human candidates)",
+    "chosen_prompt": "the prompt the model was sent for the chosen answer, as stored (none: not an LLM's)",
+    "rejected_prompt": "the prompt the model was sent for the rejected answer, as stored",
     "chosen": "the better candidate's code", "rejected": "the worse candidate's code",
     "source": "preferences: `measured`, `human` or `integrity`; other kinds: the candidate's code",
     "margin": "measured: |log(time ratio)|; human: 1 for a clear vote",
