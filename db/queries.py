@@ -401,6 +401,13 @@ def _evaluation_view(ev: Evaluation) -> EvaluationView:
     )
 
 
+def get_evaluation(evaluation_id: int, url: str | None = None) -> EvaluationView | None:
+    """One evaluation by id (a flag names its evaluation, which need not be the candidate's newest)."""
+    with session_scope(url) as session:
+        ev = session.get(Evaluation, evaluation_id)
+        return _evaluation_view(ev) if ev else None
+
+
 def candidate_detail(candidate_id: int, url: str | None = None) -> CandidateDetail | None:
     """One candidate with its newest evaluation, its diagnostics by kind, and its parent's source."""
     with session_scope(url) as session:

@@ -81,8 +81,10 @@ def best_per_problem() -> list[BestResult]:
 
 
 def forget_reviews() -> None:
-    """Drop every cached read a flag review changes, so the page shows the review at once."""
+    """Drop every cached read a flag review changes, so the page shows the review at once (a review
+    changes no run fingerprint, so the candidate cache would otherwise answer with the open flag)."""
     best_per_problem.clear()
+    candidate.clear()
 
 
 def recent_runs(limit: int = 200) -> list[queries.RunSummary]:
