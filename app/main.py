@@ -25,7 +25,8 @@ REFINE = (("problems.py", "Problems", ":material/library_books:"),
           ("new_run.py", "New run", ":material/rocket_launch:"),
           ("run_live.py", "Run (live)", ":material/monitoring:"),
           ("runs.py", "Runs", ":material/history:"))
-DATA = (("label.py", "Label", ":material/compare:"), ("ranker.py", "Ranker", ":material/leaderboard:"),
+DATA = (("flags.py", "Flags", ":material/flag:"),
+        ("label.py", "Label", ":material/compare:"), ("ranker.py", "Ranker", ":material/leaderboard:"),
         ("export.py", "Export", ":material/ios_share:"))
 TOOLS = (("analyze.py", "Analyze", ":material/troubleshoot:"),)
 

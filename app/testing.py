@@ -27,6 +27,12 @@ from engine.analysis.sass import InstructionMix
 from engine.feedback.model import FeedbackRecord, Finding
 from engine.settings import get_settings
 
+
+def other_code(n: int) -> str:
+    """A transpose kernel that differs in code (not only comments) for each `n`."""
+    return SOURCE.replace("#define TILE 32", f"#define TILE {n}") % n
+
+
 SOURCE = """#define TILE 32
 __global__ void kernel_transpose(int rows, int cols, const float* in, float* out) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
@@ -65,9 +71,11 @@ def write_event_file(run_id: int, seq: int, kind: str, step: int | None, candida
 
 def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str = "correct",
               speedup: float | None = 1.5, sample: int = 0, event_file: bool = True,
-              diagnostics: bool = True, seq: int | None = None, ncu_refused: str | None = None) -> int:
-    """Store one evaluated candidate of `run_id` and announce it; returns the candidate id."""
-    source = SOURCE % step
+              diagnostics: bool = True, seq: int | None = None, ncu_refused: str | None = None,
+              source: str | None = None) -> int:
+    """Store one evaluated candidate of `run_id` and announce it; returns the candidate id. Without
+    `source`, every round has the same code but for a comment (one code to `db.identity`)."""
+    source = source or SOURCE % step
     timed = verdict == "correct" and speedup is not None
     candidate_us = 100.0 / speedup if timed else None
     configs = [

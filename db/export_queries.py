@@ -15,7 +15,7 @@ from db.session import get_engine
 CANDIDATE_COLUMNS = (
     Candidate.id, Candidate.problem_slug, Candidate.run_id, Candidate.parent_id, Candidate.step, Candidate.depth,
     Candidate.origin, Candidate.strategy, Candidate.language, Candidate.source, Candidate.source_hash,
-    Candidate.created_at,
+    Candidate.created_at, Candidate.prompt,
     Evaluation.verdict, Evaluation.message, Evaluation.speedup, Evaluation.candidate_us, Evaluation.baseline_us,
     Evaluation.device, Evaluation.reward, Evaluation.flagged, Evaluation.flag_review, Evaluation.recorded,
     # JSON columns as raw text: orjson decodes them several times faster than the column type would.
@@ -24,7 +24,7 @@ CANDIDATE_COLUMNS = (
 )
 CANDIDATE_FIELDS = (
     "id", "problem_slug", "run_id", "parent_id", "step", "depth", "origin", "strategy", "language", "source",
-    "source_hash", "created_at", "eval_verdict", "eval_message", "eval_speedup", "eval_candidate_us",
+    "source_hash", "created_at", "prompt", "eval_verdict", "eval_message", "eval_speedup", "eval_candidate_us",
     "eval_baseline_us", "eval_device", "eval_reward", "eval_flagged", "eval_flag_review", "eval_recorded",
     "eval_reward_components", "static_data", "eval_timing", "proposal",
 )

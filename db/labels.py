@@ -76,6 +76,28 @@ class Measurement:
     samples_us: tuple[float, ...] = ()
     iqr_us: float | None = None
     trials: int | None = None
+    # One entry per correct, admitted evaluation of this candidate in this context (device, baseline,
+    # configuration), oldest first: its median over its own run's baseline median (the median alone where
+    # no baseline was timed). Repeated evaluations are what tell a real difference from a noisy run.
+    levels: tuple[float, ...] = ()
+
+    @property
+    def evaluation_levels(self) -> tuple[float, ...]:
+        """`levels`, or this measurement's own level where no list was kept (records built by hand)."""
+        if self.levels:
+            return self.levels
+        own = evaluation_level(self.candidate_us, self.baseline_us, self.speedup)
+        return (own,) if own else ()
+
+
+def evaluation_level(candidate_us: float | None, baseline_us: float | None, speedup: float | None) -> float | None:
+    """What evaluations are compared on: time over the run's own baseline (a machine slower for one run
+    slows both sides), the inverse speedup where no times were kept, the time alone where neither was."""
+    if candidate_us and baseline_us:
+        return candidate_us / baseline_us
+    if speedup:
+        return 1.0 / speedup
+    return candidate_us or None
 
 
 @dataclass(frozen=True)
@@ -101,6 +123,7 @@ class CandidateEvidence:
     bottleneck: str | None = None
     measurements: tuple[Measurement, ...] = ()
     equivalence: str = ""  # equal for sources equal but for comments and whitespace (db.identity)
+    prompt: str | None = None  # the prompt the model was sent for it (LLM candidates; with the source)
 
 
 @dataclass(frozen=True)
@@ -329,24 +352,36 @@ def list_problem_slugs() -> list[str]:
         return sorted(session.exec(select(Candidate.problem_slug).distinct()))
 
 
-def _measurement(device: str, ev: Evaluation) -> Measurement:
+def _context(ev: Evaluation) -> tuple[str | None, str | None]:
     timing = ev.timing or {}
+    return timing.get("baseline_name") or timing.get("baseline"), timing.get("timed_config")
+
+
+def _measurement(device: str, ev: Evaluation, history: Sequence[Evaluation]) -> Measurement:
+    """The latest evaluation `ev` on `device`, with the levels of every evaluation in `history` (correct,
+    admitted, on this device) measured in the same context."""
+    timing = ev.timing or {}
+    levels = tuple(level for other in history if _context(other) == _context(ev)
+                   and (level := evaluation_level(other.candidate_us, other.baseline_us, other.speedup)))
     stats = timing.get("candidate") or next((c.get("candidate") for c in ev.configs or [] if c.get("candidate")), None)
     stats = stats or {}
     return Measurement(device=device, candidate_us=ev.candidate_us, speedup=ev.speedup,
                        baseline=timing.get("baseline_name") or timing.get("baseline"),
                        config=timing.get("timed_config"), baseline_us=ev.baseline_us,
                        samples_us=tuple(stats.get("samples_us") or ()), iqr_us=stats.get("iqr_us"),
-                       trials=stats.get("trials"))
+                       trials=stats.get("trials"), levels=levels)
 
 
 def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagnostic | None,
               bottleneck: str | None, with_source: bool) -> CandidateEvidence:
     latest = evaluations[-1] if evaluations else None
     per_device: dict[str, Evaluation] = {}
+    timed: dict[str, list[Evaluation]] = {}
     for ev in evaluations:  # oldest first, so the newest per device wins
         per_device[ev.device or "unknown"] = ev
-    measurements = tuple(_measurement(device, ev) for device, ev in sorted(per_device.items())
+        if ev.verdict == "correct" and admitted(ev.flagged, ev.flag_review):
+            timed.setdefault(ev.device or "unknown", []).append(ev)
+    measurements = tuple(_measurement(device, ev, timed.get(device, [])) for device, ev in sorted(per_device.items())
                          if ev.verdict == "correct" and admitted(ev.flagged, ev.flag_review)
                          and (ev.candidate_us is not None or ev.speedup is not None))
     features = (static.data or {}).get("features", {}) if static else {}
@@ -361,7 +396,8 @@ def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagn
         integrity_violation=any(ev.verdict == "integrity_violation" for ev in evaluations),
         features=dict(features) if isinstance(features, dict) else {}, bottleneck=bottleneck,
         measurements=measurements,
-        equivalence=equivalence_of(candidate.source_hash or "", candidate.source or "", candidate.language))
+        equivalence=equivalence_of(candidate.source_hash or "", candidate.source or "", candidate.language),
+        prompt=candidate.prompt if with_source else None)
 
 
 # Ranker registry --------------------------------------------------------------------------------

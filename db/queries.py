@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import func, or_
+from sqlalchemy import func
 from sqlmodel import Session, select
 
 from db.models import Candidate, Diagnostic, Evaluation, Run, RunEvent
@@ -210,19 +210,6 @@ class EventRow:
     created_at: datetime
 
 
-@dataclass(frozen=True)
-class BestResult:
-    """The fastest correct candidate of one problem, and the run that found it."""
-
-    problem_slug: str
-    speedup: float
-    candidate_id: int
-    run_id: int | None
-    device: str | None
-    recorded: bool
-    runs: int
-
-
 def _page_bounds(page: int, page_size: int) -> tuple[int, int]:
     page_size = max(1, int(page_size))
     return max(0, int(page)) * page_size, page_size
@@ -414,6 +401,13 @@ def _evaluation_view(ev: Evaluation) -> EvaluationView:
     )
 
 
+def get_evaluation(evaluation_id: int, url: str | None = None) -> EvaluationView | None:
+    """One evaluation by id (a flag names its evaluation, which need not be the candidate's newest)."""
+    with session_scope(url) as session:
+        ev = session.get(Evaluation, evaluation_id)
+        return _evaluation_view(ev) if ev else None
+
+
 def candidate_detail(candidate_id: int, url: str | None = None) -> CandidateDetail | None:
     """One candidate with its newest evaluation, its diagnostics by kind, and its parent's source."""
     with session_scope(url) as session:
@@ -447,38 +441,23 @@ def run_events(run_id: int, limit: int = 50, url: str | None = None) -> list[Eve
                          created_at=e.created_at) for e in rows]
 
 
-def best_per_problem(problem_slugs: tuple[str, ...] = (), recorded: bool | None = None,
-                     url: str | None = None) -> list[BestResult]:
-    """For each problem, the fastest candidate whose latest verdict is correct.
-
-    A window function picks the winning row, which SQLite (3.25+) and PostgreSQL both run.
-    """
-    latest = _latest_evaluation_ids()
-    ranked = (
-        select(Candidate.problem_slug.label("slug"), Candidate.id.label("cid"), Candidate.run_id.label("rid"),
-               Evaluation.speedup.label("speedup"), Evaluation.device.label("device"),
-               Evaluation.recorded.label("recorded"),
-               func.row_number().over(partition_by=Candidate.problem_slug,
-                                      order_by=(Evaluation.speedup.desc(), Candidate.id.asc())).label("rank"))
-        .join(latest, latest.c.candidate_id == Candidate.id)
-        .join(Evaluation, Evaluation.id == latest.c.eid)
-        .where(Evaluation.verdict == "correct", Evaluation.speedup.is_not(None))
-    )
-    if problem_slugs:
-        ranked = ranked.where(Candidate.problem_slug.in_(problem_slugs))
-    if recorded is not None:
-        ranked = ranked.where(or_(Evaluation.recorded == recorded, Candidate.run_id.in_(
-            select(Run.id).where(Run.recorded == recorded))))
-    ranked = ranked.subquery()
+def candidate_runs(candidate_ids: list[int], url: str | None = None) -> dict[int, tuple[int | None, bool]]:
+    """Each candidate's run id and whether it was recorded (its evaluation or its run), by candidate id."""
+    if not candidate_ids:
+        return {}
     with session_scope(url) as session:
-        rows = session.exec(select(ranked.c.slug, ranked.c.speedup, ranked.c.cid, ranked.c.rid, ranked.c.device,
-                                   ranked.c.recorded).where(ranked.c.rank == 1)
-                            .order_by(ranked.c.slug)).all()
-        run_counts = dict(session.exec(select(Run.problem_slug, func.count(Run.id))
-                                       .group_by(Run.problem_slug)).all())
-        recorded_runs = set(session.exec(select(Run.id).where(Run.recorded)).all())
-    return [BestResult(problem_slug=r[0], speedup=r[1], candidate_id=r[2], run_id=r[3], device=r[4],
-                       recorded=bool(r[5]) or r[3] in recorded_runs, runs=run_counts.get(r[0], 0)) for r in rows]
+        rows = session.exec(select(Candidate.id, Candidate.run_id, Run.recorded)
+                            .outerjoin(Run, Run.id == Candidate.run_id)
+                            .where(Candidate.id.in_(candidate_ids))).all()
+        recorded_evaluations = set(session.exec(select(Evaluation.candidate_id).where(
+            Evaluation.candidate_id.in_(candidate_ids), Evaluation.recorded)).all())
+    return {cid: (run_id, bool(recorded) or cid in recorded_evaluations) for cid, run_id, recorded in rows}
+
+
+def run_counts(url: str | None = None) -> dict[str, int]:
+    """How many runs each problem has had."""
+    with session_scope(url) as session:
+        return dict(session.exec(select(Run.problem_slug, func.count(Run.id)).group_by(Run.problem_slug)).all())
 
 
 def count_runs(url: str | None = None) -> int:

@@ -94,3 +94,12 @@ def run_timings(run_id: int, url: str | None = None) -> list[TimingEntry]:
 def configs_of(stored: list[dict]) -> list[ConfigResult]:
     """An evaluation's stored per-configuration results, older rows' missing fields defaulted."""
     return [jsonrecord.from_json(ConfigResult, c) for c in stored if isinstance(c, dict)]
+
+
+NOISY_HOST = "shared its cores"  # the words `engine.verify.host.notes_for` warns a CPU timing with
+
+
+def noisy_host_notes(timing: dict | None) -> list[str]:
+    """An evaluation's warnings that its CPU timing shared its cores with busy processes: shown beside
+    the speedup they weaken, not only inside the stored timing."""
+    return [note for note in (timing or {}).get("notes") or [] if NOISY_HOST in str(note)]

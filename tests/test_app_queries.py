@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.testing import add_round, make_run, seed_run, set_status
+from app.testing import add_round, make_run, other_code, seed_run, set_status
 from db import queries
 from db.models import Evaluation
 from db.session import session_scope
@@ -63,14 +63,16 @@ def test_candidate_detail_has_parent_source_and_diagnostics_by_kind(refinery_hom
     assert queries.candidate_detail(99999) is None
 
 
-def test_best_per_problem_takes_the_fastest_correct_candidate(refinery_home) -> None:
+def test_best_per_problem_takes_the_fastest_correct_code(refinery_home) -> None:
+    from engine.rank.best import best_per_problem
+
     slow, fast = make_run(), make_run()
-    add_round(slow, 0, speedup=1.2)
-    best_id = add_round(fast, 0, speedup=4.0)
-    add_round(fast, 1, verdict="incorrect", speedup=9.0)
-    (best,) = queries.best_per_problem()
-    assert (best.problem_slug, best.candidate_id, best.run_id, best.speedup, best.runs) == \
-        ("transpose", best_id, fast, 4.0, 2)
+    add_round(slow, 0, speedup=1.2, source=other_code(1))
+    best_id = add_round(fast, 1, speedup=4.0, source=other_code(2))
+    add_round(fast, 2, verdict="incorrect", speedup=9.0)
+    (best,) = best_per_problem()
+    assert (best.problem_slug, best.device, best.candidate_id, best.run_id, best.speedup, best.runs) == \
+        ("transpose", "NVIDIA H200", best_id, fast, 4.0, 2)
 
 
 def test_roofline_and_timings_are_per_candidate(refinery_home) -> None:

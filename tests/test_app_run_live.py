@@ -143,6 +143,7 @@ def test_a_recorded_run_is_marked_and_read_only(controls) -> None:
 
 
 def test_a_failed_run_shows_its_error(controls) -> None:
+
     from db.models import Run
     from db.session import session_scope
 
@@ -257,3 +258,21 @@ def test_a_run_that_ended_early_says_why(controls) -> None:
     at = _open(run_id)
     said = " ".join(c.value for c in at.caption)
     assert "This run has finished: finished after 5 steps: the library proposer has nothing left" in said
+
+
+def test_a_cpu_timing_that_shared_its_cores_is_warned_of_beside_the_speedup(controls) -> None:
+    from sqlmodel import select
+
+    from db.models import Evaluation
+    from db.session import session_scope
+
+    run_id = make_run()
+    cid = add_round(run_id, 0, speedup=2.0)
+    note = "CPU timing shared its cores with busy processes (cc1 98 %): these times are less trustworthy"
+    with session_scope() as session:
+        ev = session.exec(select(Evaluation).where(Evaluation.candidate_id == cid)).one()
+        ev.timing = {"trials": 100, "notes": ["timed on cores 0-1", note]}
+        session.add(ev)
+    at = _open(run_id)
+    assert not at.exception
+    assert [w.value for w in at.warning if "shared its cores" in w.value] == [note]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.testing import add_round, app_at, make_run, seed_run, set_status
+from app.testing import add_round, app_at, make_run, other_code, seed_run, set_status
 
 PAGE = "views/runs.py"
 
@@ -59,8 +59,8 @@ def test_opening_the_selected_run_goes_to_its_live_view(refinery_home) -> None:
 
 def test_best_per_problem_shows_the_fastest_correct_candidate(refinery_home) -> None:
     slow, fast = make_run(), make_run()
-    add_round(slow, 0, speedup=1.1)
-    best = add_round(fast, 0, speedup=3.5)
+    add_round(slow, 0, speedup=1.1, source=other_code(1))
+    best = add_round(fast, 1, speedup=3.5, source=other_code(2))
     at = app_at(PAGE)
     table = at.dataframe(key="best_table").value
     assert list(table["problem"]) == ["transpose"]

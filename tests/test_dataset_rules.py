@@ -104,7 +104,7 @@ def test_the_rankers_pairs_are_comparable_real_and_never_within_one_code(lab):
     for pair in pairs:
         assert _is_pair_allowed(by_id[pair.a], by_id[pair.b]), pair
         if pair.source == "measured":
-            assert pair.test == "mann-whitney-u" and pair.p_value < pair.alpha == 0.01
+            assert pair.test == "between-evaluations-z" and pair.p_value < pair.alpha == 0.01
     assert key(lab["cpu_naive"], lab["blocked"]) in made  # 2x apart over tight enough trials: real
     assert key(lab["naive"], lab["tiled"]) in made
     for a, b in [("tiled", "copy"), ("blocked", "blocked_again"),  # one code
@@ -177,7 +177,7 @@ def test_preference_rows_pair_one_target_under_its_own_prompt(lab, fmt):
             else:
                 assert "**host**" in prompt and "CUDA" not in prompt
             if row["source"] == "measured":
-                assert row["test"] == "mann-whitney-u" and row["p_value"] < row["alpha"] == 0.01
+                assert row["test"] == "between-evaluations-z" and row["p_value"] < row["alpha"] == 0.01
                 assert row["device"] in (H200, CPU) and row["baseline"] == "reference" and row["config"] == "large"
         assert not any({r["chosen_id"], r["rejected_id"]} == {lab["cpu_naive"], lab["tiled"]} for r in rows)
 
@@ -238,7 +238,7 @@ def test_the_card_counts_are_the_rows_counts(lab, kind):
         assert counted == dict(Counter(str(r[key_name]) if r[key_name] is not None else "(none)" for r in rows))
     assert "## Schema" in card and "from datasets import load_dataset" in card
     if kind == "preferences":
-        assert "Mann–Whitney U" in card and "alpha = 0.01" in card and "1.1× apart" in card
+        assert "spread between evaluations" in card and "alpha = 0.01" in card and "1.1× apart" in card
         assert "CUDA kernels for the GPU" in card and "C functions for the CPU" in card
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -34,9 +35,20 @@ def test_the_faster_candidate_wins_a_measured_pair_weighted_by_the_log_ratio():
     assert pair.source == "measured"
 
 
-def test_pairs_closer_than_ten_percent_are_timing_noise_and_left_out():
-    assert measured_pairs([cand(1, 100.0), cand(2, 105.0)]) == []
-    assert len(measured_pairs([cand(1, 100.0), cand(2, 110.0)])) == 1
+def repeated(cid: int, levels: tuple[float, ...], device: str = "H200") -> CandidateEvidence:
+    """A candidate evaluated several times: one time (µs, no baseline) per evaluation."""
+    item = cand(cid, levels[-1], device=device)
+    return replace(item, measurements=(replace(item.measurements[0], levels=levels),))
+
+
+def test_pairs_closer_than_ten_percent_are_left_out_even_when_the_difference_holds():
+    steady_a, steady_b = (100.0, 100.2, 99.8, 100.1), (105.0, 105.2, 104.8, 105.1)
+    assert measured_pairs([repeated(1, steady_a), repeated(2, steady_b)]) == []
+    assert len(measured_pairs([repeated(1, steady_a), repeated(2, (111.0, 111.2, 110.8, 111.1))])) == 1
+
+
+def test_a_ten_percent_gap_seen_once_each_does_not_hold_against_the_spread_between_runs():
+    assert measured_pairs([cand(1, 100.0), cand(2, 111.0)]) == []
 
 
 def test_candidates_timed_on_different_devices_or_problems_are_never_paired():

@@ -87,3 +87,10 @@ def test_tree_rebuilt_in_any_order_has_the_same_shape():
     nodes = [node(3, 2, 2, 0.1), node(1, None, 0, 0.2), node(2, 1, 1, 0.3)]
     tree = SearchTree(nodes)
     assert tree.roots == [1] and tree.visits(1) == 3 and tree.visits(None) == 3
+
+
+def test_iterative_follows_the_best_median_of_a_re_measured_code_not_its_lucky_evaluation():
+    # the same code (signature "lucky") measured three times: once at 2.82x, then 1.80x and 1.83x
+    tree = SearchTree([node(1, None, 0, 0.6, sig="steady"), node(2, 1, 1, 0.95, sig="lucky"),
+                       node(3, 1, 2, 0.52, sig="lucky"), node(4, 1, 3, 0.53, sig="lucky")])
+    assert make_strategy("iterative").plan(tree) == [1]

@@ -17,6 +17,8 @@ from app.components.events import EventWatcher
 from db import queries
 from engine import stored
 from engine.problems import LibraryScan, Problem, get_problem, scan_all
+from engine.rank.best import BestResult
+from engine.rank.best import best_per_problem as engine_best_per_problem
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda watcher: watcher.stop())
@@ -73,8 +75,16 @@ def run_options() -> queries.RunOptions:
 
 
 @st.cache_data(ttl=10, show_spinner="Finding the best result per problem…")
-def best_per_problem(recorded: bool | None = None) -> list[queries.BestResult]:
-    return queries.best_per_problem(recorded=recorded)
+def best_per_problem() -> list[BestResult]:
+    """Best per problem and device after reviews (a review clears this cache: `forget_reviews`)."""
+    return engine_best_per_problem()
+
+
+def forget_reviews() -> None:
+    """Drop every cached read a flag review changes, so the page shows the review at once (a review
+    changes no run fingerprint, so the candidate cache would otherwise answer with the open flag)."""
+    best_per_problem.clear()
+    candidate.clear()
 
 
 def recent_runs(limit: int = 200) -> list[queries.RunSummary]:

@@ -36,4 +36,7 @@ def flag_panel(ev: EvaluationView) -> None:
         except ValueError as exc:
             st.error(str(exc))
             return
+        from app.components import data
+
+        data.forget_reviews()
         st.rerun()

@@ -34,7 +34,7 @@ from app.components.style import (
 )
 from app.components.widgets import pager
 from db.queries import CandidateDetail, RoundRow, RunProgress, RunSummary
-from engine.stored import candidate_diagnostics, configs_of
+from engine.stored import candidate_diagnostics, configs_of, noisy_host_notes
 
 ROUNDS_PER_PAGE = 15
 
@@ -285,6 +285,8 @@ def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
         cols[1].metric("Candidate", fmt_us(ev.candidate_us))
         cols[2].metric("Baseline", fmt_us(ev.baseline_us))
         cols[3].metric("Reward", "–" if ev.reward is None else f"{ev.reward:.3f}")
+        for note in noisy_host_notes(ev.timing):
+            st.warning(note, icon=":material/speed:")
     else:
         st.info("Not evaluated yet: building and verifying.", icon=":material/hourglass_top:")
     tabs = st.tabs(["Code", "Diff vs parent", "Verdict and log", "Configurations", "Diagnostics", "Feedback"],

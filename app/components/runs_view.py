@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import streamlit as st
 
 from app.components import data
 from app.components.style import fmt_speedup
 from app.components.widgets import pager
-from db.queries import BestResult, RunFilter, RunSummary
+from db.queries import RunFilter, RunSummary
+from engine.rank.best import BestResult
 
 PAGE_SIZES = (25, 50, 100)
 RUN_PAGE = "views/run_live.py"
@@ -68,18 +71,37 @@ def history(flt: RunFilter, page_size: int) -> None:
             st.caption("Select a row to open its run.")
 
 
+def _interval(b: BestResult) -> str:
+    return f"{b.speedup_low:.2f}–{b.speedup_high:.2f}×"
+
+
+def _standing(b: BestResult) -> str:
+    if b.contenders == 1:
+        return "only code measured"
+    return "holds" if b.holds else "not separable from the next"
+
+
 def best_frame(best: list[BestResult]) -> pd.DataFrame:
-    rows = [{"problem": b.problem_slug, "best speedup": fmt_speedup(b.speedup), "candidate": b.candidate_id,
-             "run": b.run_id, "device": b.device or "", "runs": b.runs,
-             "recorded": "● recorded" if b.recorded else ""} for b in best]
-    return pd.DataFrame(rows, columns=["problem", "best speedup", "candidate", "run", "device", "runs", "recorded"])
+    """One row per problem and device: the pooled median speedup, its interval and how it stands."""
+    rows = [{"problem": b.problem_slug, "device": b.device or "", "best speedup": fmt_speedup(b.speedup),
+             "interval": _interval(b), "between runs": f"±{100 * (math.exp(b.spread) - 1):.0f} %",
+             "evaluations": b.evaluations, "standing": _standing(b),
+             "candidate": b.candidate_id, "run": b.run_id, "runs": b.runs,
+             "awaiting review": b.awaiting_review, "recorded": "● recorded" if b.recorded else ""} for b in best]
+    return pd.DataFrame(rows, columns=["problem", "device", "best speedup", "interval", "between runs", "evaluations",
+                                       "standing",
+                                       "candidate", "run", "runs", "awaiting review", "recorded"])
 
 
 def best_results() -> None:
     best = data.best_per_problem()
     if not best:
-        st.caption("No correct, timed candidate yet: best results appear once a run measures one.")
+        st.caption("No correct, admitted, timed candidate yet: best results appear once a run measures one "
+                   "(a flagged result counts once a person clears it on the Flags page).")
         return
+    if any(b.awaiting_review for b in best):
+        st.warning("Some results are flagged and not yet reviewed: they are left out here until a person "
+                   "clears them on the Flags page (column 'awaiting review').", icon=":material/flag:")
     event = st.dataframe(best_frame(best), hide_index=True, width="stretch", key="best_table", on_select="rerun",
                          selection_mode="single-row",
                          column_config={"run": st.column_config.NumberColumn(format="#%d"),

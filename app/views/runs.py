@@ -11,5 +11,7 @@ with history:
     flt, page_size = runs_view.filters()
     runs_view.history(flt, page_size)
 with best:
-    st.caption("The fastest candidate whose verdict is correct, for every problem that has one.")
+    st.caption("For every problem and device: the code whose median over all its evaluations (identical code "
+               "pooled) is fastest, with the interval that median is known to. Rejected results are out; "
+               "flagged results wait for a review.")
     runs_view.best_results()

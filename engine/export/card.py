@@ -14,8 +14,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from engine.export.schemas import COLUMN_DOCS, SCHEMAS
-from engine.rank.comparable import ALPHA, MIN_SAMPLES
+from engine.rank.comparable import ALPHA
 from engine.rank.pairs import MIN_RATIO, PairConfig
+from engine.rank.pooled import PRIOR_DF, PRIOR_SPREAD_CPU, PRIOR_SPREAD_GPU
 
 TARGET_WORDS = {"cuda": "CUDA kernels for the GPU", "c-cpu": "C functions for the CPU"}
 PURPOSE = {
@@ -51,11 +52,15 @@ def pair_rules(config: PairConfig, min_agreement: float) -> list[str]:
         "The same code is one candidate: sources equal once comments and whitespace are gone (Python keeps "
         "its block structure) form one class, represented by its earliest candidate; no pair is made within it.",
         f"Measured pairs: both correct, timed on the same device model against the same baseline on the same "
-        f"configuration; medians at least {config.min_ratio:g}× apart (default {MIN_RATIO:g}) and the difference "
-        f"real by a two-sided Mann–Whitney U test on the stored trials (each divided by its own run's baseline "
-        f"time) at level alpha = {config.alpha:g} (default {ALPHA:g}), needing at least {MIN_SAMPLES} trials a "
-        "side; older rows without kept trials use a z-test on the log medians with standard errors from the "
-        "IQR and trial count. `test`, `p_value` and `alpha` are on each row; weight = |log ratio|.",
+        f"configuration. Identical code pools its evaluations (each one's median over its own run's baseline); "
+        f"the pooled medians are at least {config.min_ratio:g}× apart (default {MIN_RATIO:g}) and the "
+        f"difference holds against the spread between evaluations at level alpha = {config.alpha:g} (default "
+        f"{ALPHA:g}): a z-test with that spread estimated from the codes measured several times in the same "
+        f"context, pooled with a prior worth {PRIOR_DF:g} evaluations (log-scale sd {PRIOR_SPREAD_CPU:g} on a "
+        f"CPU, {PRIOR_SPREAD_GPU:g} on a GPU). The trial noise inside one run is not evidence of a difference "
+        "that survives re-measurement. `test`, `p_value`, `alpha`, the interval of the ratio and the "
+        "evaluations pooled are on each row; the chosen side is always the faster pooled median; weight = "
+        "|log ratio|.",
         f"Human pairs: a vote for A or B (ties, 'both bad' and skips say nothing about order and are dropped), "
         f"weighted by the labeler's agreement weight, kept at weight >= {min_agreement:g}; where both candidates "
         "were measured they share a device, baseline and configuration.",

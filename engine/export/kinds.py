@@ -16,6 +16,7 @@ from engine.export.filters import ExportFilters
 from engine.export.schemas import reward_struct
 from engine.rank.comparable import measurement_context, target_for_language, target_of
 from engine.rank.pairs import PairConfig, PairExample
+from engine.rank.pooled import pool
 from engine.reward import anchored_rewards, discounted_returns
 
 
@@ -66,7 +67,7 @@ def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
             "parent_id": row["parent_id"], "step": row["step"], "depth": row["depth"], "origin": row["origin"],
             "strategy": row["strategy"], "language": row["language"], "target": target_for_language(row["language"]),
             "equivalence": equivalence_of(row["source_hash"] or "", row["source"] or "", row["language"]),
-            "source": row["source"],
+            "source": row["source"], "prompt": row["prompt"],
             "verdict": row["eval_verdict"], "message": row["eval_message"], "speedup": row["eval_speedup"],
             "candidate_us": row["eval_candidate_us"], "baseline_us": row["eval_baseline_us"],
             "baseline": baseline, "config": config,
@@ -95,18 +96,32 @@ def _shared_context(a: CandidateEvidence, b: CandidateEvidence) -> tuple[str | N
 
 
 def _preference_row(slug: str, pair: PairExample, chosen: CandidateEvidence, rejected: CandidateEvidence,
-                    prompt: str, conversational: bool) -> dict:
+                    task: str, conversational: bool) -> dict:
+    """One TRL row. `prompt` is what both answers were asked where they were asked the same (two samples
+    of one step), else the task from scratch; each side's own prompt as sent is kept beside it."""
+    prompt = chosen.prompt if chosen.prompt and chosen.prompt == rejected.prompt else task
     device, baseline, config = ((pair.device, pair.baseline, pair.config) if pair.source == "measured"
                                 else _shared_context(chosen, rejected))
     row = {"problem": slug, "target": target_of(chosen), "source": pair.source,
+           "chosen_prompt": chosen.prompt, "rejected_prompt": rejected.prompt,
            "margin": pair.log_ratio if pair.log_ratio is not None else abs(pair.target - 0.5) * 2,
            "weight": pair.weight, "chosen_id": chosen.id, "rejected_id": rejected.id, "device": device,
-           "baseline": baseline, "config": config, "test": pair.test, "p_value": pair.p_value, "alpha": pair.alpha}
+           "baseline": baseline, "config": config, "test": pair.test, "p_value": pair.p_value, "alpha": pair.alpha,
+           "ratio_low": pair.ratio_interval[0] if pair.ratio_interval else None,
+           "ratio_high": pair.ratio_interval[1] if pair.ratio_interval else None,
+           "evaluations_chosen": _evaluations(pair, chosen.id), "evaluations_rejected": _evaluations(pair, rejected.id),
+           "spread": pair.spread}
     if conversational:
         return row | {"prompt": [{"role": "user", "content": prompt}],
                       "chosen": [{"role": "assistant", "content": chosen.source}],
                       "rejected": [{"role": "assistant", "content": rejected.source}]}
     return row | {"prompt": prompt, "chosen": chosen.source, "rejected": rejected.source}
+
+
+def _evaluations(pair: PairExample, candidate_id: int) -> int | None:
+    if pair.evaluations is None:
+        return None
+    return pair.evaluations[0] if candidate_id == pair.a else pair.evaluations[1]
 
 
 def preference_rows(filters: ExportFilters, conversational: bool = False) -> Iterator[dict]:
@@ -141,6 +156,25 @@ def pair_config(filters: ExportFilters) -> PairConfig:
                       use_integrity="measured" in filters.label_sources)
 
 
+def _pooled_by_candidate(evidence: list[CandidateEvidence]) -> dict[tuple[int, str | None], tuple]:
+    """(candidate id, device) -> (its pooled source, the context's spread), for every member of a source."""
+    found: dict[tuple[int, str | None], tuple] = {}
+    for context in pool(evidence):
+        for source in context.sources:
+            for candidate_id in source.ids:
+                found.setdefault((candidate_id, context.device), (source, context.spread))
+    return found
+
+
+def _pooled_fields(pooled: dict, item: CandidateEvidence) -> dict:
+    """The pooled speedup of a candidate's code on its latest device, with its interval (Nones where none)."""
+    source, spread = pooled.get((item.id, item.device), (None, None))
+    if source is None:
+        return {"pooled_speedup": None, "speedup_low": None, "speedup_high": None, "evaluations": None}
+    low, high = source.speedup_interval(spread.tau)
+    return {"pooled_speedup": source.speedup, "speedup_low": low, "speedup_high": high, "evaluations": source.n}
+
+
 def ranked_rows(filters: ExportFilters) -> Iterator[dict]:
     """Each problem's candidates in Bradley–Terry order (human labels + measured pairs), one order per
     target: a CUDA kernel and a CPU C function are never ranked against each other."""
@@ -150,6 +184,7 @@ def ranked_rows(filters: ExportFilters) -> Iterator[dict]:
         evidence = _evidence_in(filters, slug)
         by_id = {e.id: e for e in evidence if filters.wants_verdict(e.verdict)}
         rewards = export_queries.latest_rewards(slug)
+        pooled = _pooled_by_candidate(evidence)
         for target, order in bradley_terry_orders(slug, pair_config(filters), evidence).items():
             rank = 0
             for candidate_id, strength in order:
@@ -158,7 +193,8 @@ def ranked_rows(filters: ExportFilters) -> Iterator[dict]:
                     continue
                 rank += 1
                 reward, components = rewards.get(candidate_id, (None, None))
-                yield {"problem": slug, "target": target, "rank": rank, "candidate_id": candidate_id,
+                yield _pooled_fields(pooled, item) | {
+                       "problem": slug, "target": target, "rank": rank, "candidate_id": candidate_id,
                        "strength": float(strength), "verdict": item.verdict, "speedup": item.speedup,
                        "candidate_us": item.candidate_us, "device": item.device, "origin": item.origin,
                        "strategy": item.strategy, "language": item.language, "equivalence": item.equivalence,

@@ -43,6 +43,12 @@ class ProposalContext:
     history: tuple[tuple[str, str], ...] = ()  # conversation mode: (asked, replied) from the root to the parent
     templates: dict[str, str] | None = None  # the run's own prompt wording by template name (None: shipped)
 
+    @property
+    def target(self) -> str:
+        """What this run can run: C on the CPU for a C problem without a GPU, else CUDA (a PyTorch problem
+        has no CPU form; without a GPU its candidates are only compiled and analysed)."""
+        return "c-cpu" if self.problem.kind == "c" and not self.gpu else "cuda"
+
 
 @dataclass
 class Proposal:

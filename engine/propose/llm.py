@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import openai
 
@@ -64,7 +64,7 @@ class LLMProposer:
                          "temperature": self.config.temperature, "hint": context.hint,
                          **({"conversation_turns": len(context.history), "turns_left_out": sent.left_out}
                             if followup else {})}}
-        language = "python" if context.problem.kind == "pytorch" else "cuda"
+        language = "python" if context.problem.kind == "pytorch" else "c" if context.target == "c-cpu" else "cuda"
         started = time.perf_counter()
         try:
             reply = self._ask(sent.messages, context, started, on_delta)
@@ -89,6 +89,8 @@ class LLMProposer:
         parsed = parse_reply(reply.answer, context.problem.kind, context.problem.entry,
                              truncated=reply.finish_reason == "length")
         digest = hashlib.sha256((parsed.source or reply.answer).encode()).hexdigest()[:12]
+        if context.target == "c-cpu" and "__global__" not in (parsed.source or ""):
+            parsed = replace(parsed, language="c")  # a ```cpp fence on a CPU run is still C for the CPU
         return Proposal(source=parsed.source or "", language=parsed.language or language, signature=f"llm:{digest}",
                         reply=reply.answer, reasoning=reply.reasoning or None, latency_s=reply.total_s,
                         error=parsed.error, tokens_in=reply.tokens_in, tokens_out=reply.tokens_out, **base)

@@ -7,11 +7,12 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.problems.model import Config, Problem
 from engine.propose.base import ProposalContext
+from engine.propose.reference_view import prompt_reference, without_machine_paths
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_LOG_CHARS = 2500
-MAX_REFERENCE_CHARS = 12000
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,19 @@ def _template(name: str, overrides: dict[str, str] | None = None) -> tuple[str, 
     return text, f"{name}@{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
-def _configs_text(context: ProposalContext) -> str:
+def prompt_configs(problem: Problem, target: str) -> list[Config]:
+    """The shown configurations a candidate of `target` is run on: on the CPU only those the CPU runs
+    (`cpu_sized`: a GPU-sized one would only time out), never a hidden one."""
+    if target == "c-cpu":
+        from engine.verify.prepare import cpu_sized
+
+        return [c for c in cpu_sized(problem)[0] if not c.hidden]
+    return list(problem.visible_configs)
+
+
+def _configs_text(context: ProposalContext, target: str) -> str:
     return "\n".join(f"- {c.name}: " + ", ".join(f"{k}={v}" for k, v in c.params.items())
-                     for c in context.problem.visible_configs)
+                     for c in prompt_configs(context.problem, target))
 
 
 def _parent_text(context: ProposalContext) -> str:
@@ -60,23 +71,26 @@ def _parent_text(context: ProposalContext) -> str:
 TARGET_TEMPLATES = {"cuda": {"pytorch": "refine_pytorch", "c": "refine_c"}, "c-cpu": {"c": "refine_c_cpu"}}
 
 
-def build_prompt(context: ProposalContext, target: str = "cuda") -> Prompt:
-    """The prompt that asks for a candidate of `target`: CUDA (the product's task), or C on the CPU (the CPU
-    form of a C problem, which its CPU implementations answer and datasets file under this prompt)."""
+def build_prompt(context: ProposalContext, target: str | None = None) -> Prompt:
+    """The prompt that asks for a candidate of `target` (the run's own, `ProposalContext.target`, unless
+    named): CUDA on a GPU run, C with host pointers for a C problem on a CPU run (the CPU form of a C
+    problem, which its CPU implementations answer and datasets file under this prompt)."""
     problem = context.problem
+    target = target or context.target
     name = TARGET_TEMPLATES.get(target, {}).get(problem.kind)
     if name is None:
         raise ValueError(f"no {target} task for a {problem.kind} problem")
     text, version = _template(name, context.templates)
     allowed = f" (allowed here: {', '.join(problem.allowed_torch_ops)})" if problem.allowed_torch_ops else ""
     hint = f"\n## Guidance from the engineer steering this run\n\n{context.hint}\n" if context.hint else ""
+    reference = prompt_reference(problem.reference_source, python=problem.kind == "pytorch")
     user = text.format(
-        title=problem.title, description=problem.description, reference=problem.reference_source[:MAX_REFERENCE_CHARS],
-        configs=_configs_text(context), allowed=allowed, dtype=problem.dtype, entry=problem.entry or "",
+        title=problem.title, description=problem.description, reference=reference.text + reference.note,
+        configs=_configs_text(context, target), allowed=allowed, dtype=problem.dtype, entry=problem.entry or "",
         parent=_parent_text(context), hint=hint,
     )
     system, _ = _template("system", context.templates)
-    return Prompt(system=system.strip(), user=user, template=version)
+    return Prompt(system=system.strip(), user=without_machine_paths(user), template=version)
 
 
 def build_followup(context: ProposalContext) -> Prompt:

@@ -2,9 +2,10 @@
 
 Every pair is of two comparable candidates (`engine.rank.comparable`: same problem, same target, not
 the same code, and measured on the same device against the same baseline where measured). Sources:
-- measured: both correct in the same context, their medians at least `min_ratio` apart and the
-  difference real by a test on the stored trials (the test, its p-value and level go on the pair);
-  the faster wins, weighted by |log ratio| so that a 3x gap counts more than a 10 % one.
+- measured: both correct in the same context, identical code pooled into one source, their pooled
+  medians at least `min_ratio` apart and the difference holding against the spread between evaluations
+  (`engine.rank.pooled`; the test, its p-value, level and interval go on the pair); the faster pooled
+  median wins, weighted by |log ratio| so that a 3x gap counts more than a 10 % one.
 - human: votes A/B/tie (tie = 0.5), weighted by the labeler's agreement weight; "both bad" says
   nothing about order and "skip" nothing at all, so both are left out.
 - integrity: a candidate caught cheating loses to every comparable candidate of its problem, whatever
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from db.labels import CandidateEvidence, LabelRow
-from engine.rank.comparable import ALPHA, comparable, difference, measurement_context, target_of
+from engine.rank.comparable import ALPHA, comparable, target_of
+from engine.rank.pooled import held_difference, pool
 
 MIN_RATIO = 1.10
 SOURCES = ("measured", "human", "integrity")
@@ -44,6 +46,9 @@ class PairExample:
     device: str | None = None  # measured: the context both were timed in
     baseline: str | None = None
     config: str | None = None
+    ratio_interval: tuple[float, float] | None = None  # measured: 1 - alpha interval of slow/fast
+    evaluations: tuple[int, int] | None = None  # measured: how many evaluations each side pools
+    spread: float | None = None  # measured: the between-evaluation spread (log) it was judged against
 
 
 @dataclass(frozen=True)
@@ -73,36 +78,27 @@ def _representatives(items: list[tuple[CandidateEvidence, object]]) -> list[tupl
 
 def measured_pairs(evidence: Sequence[CandidateEvidence], min_ratio: float = MIN_RATIO,
                    max_pairs_per_problem: int = 20_000, seed: int = 0, alpha: float = ALPHA) -> list[PairExample]:
-    """Pairs of correct candidates measured in one context whose difference is real (see the module)."""
-    groups: dict[tuple, list[tuple[CandidateEvidence, object]]] = defaultdict(list)
-    for item in evidence:
-        if item.integrity_violation:
-            continue
-        for m in item.measurements:
-            groups[(item.problem_slug, target_of(item), *measurement_context(m))].append((item, m))
+    """Pairs of correct sources measured in one context whose difference holds across evaluations
+    (`engine.rank.pooled`): identical code pooled, the faster pooled median wins."""
     rng = np.random.default_rng(seed)
     margin = math.log(min_ratio)
     out: list[PairExample] = []
-    for key, rows in sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
-        rows = _representatives(rows)
-        levels = [(m.candidate_us / m.baseline_us if m.baseline_us else m.candidate_us) if m.candidate_us
-                  else (1.0 / m.speedup if m.speedup else None) for _, m in rows]
-        keep = [k for k, level in enumerate(levels) if level and level > 0]
-        if len(keep) < 2:
-            continue
-        log_level = np.log(np.array([levels[k] for k in keep]))
-        i, j = np.triu_indices(len(keep), k=1)
-        close = np.abs(log_level[i] - log_level[j]) < margin - 1e-12
-        i, j = i[~close], j[~close]
-        for k in _cap(len(i), max_pairs_per_problem, rng):
-            (a, ma), (b, mb) = rows[keep[i[k]]], rows[keep[j[k]]]
-            found = difference(ma, mb, alpha, min_ratio)
-            if found is None or not found.real:
+    for context in pool(evidence):
+        sources = context.sources
+        candidates = [(i, j) for i in range(len(sources)) for j in range(i + 1, len(sources))
+                      if abs(sources[i].centre - sources[j].centre) >= margin - 1e-12]
+        for k in _cap(len(candidates), max_pairs_per_problem, rng):
+            a, b = sources[candidates[k][0]], sources[candidates[k][1]]
+            found = held_difference(a, b, context.spread, alpha, min_ratio)
+            if not found.real:
                 continue
-            out.append(PairExample(a=a.id, b=b.id, target=1.0 if found.log_ratio > 0 else 0.0,
-                                   weight=abs(found.log_ratio), source="measured", problem=key[0],
+            problem, _, device, baseline, config = context.key
+            out.append(PairExample(a=a.representative, b=b.representative, target=1.0 if found.log_ratio > 0 else 0.0,
+                                   weight=abs(found.log_ratio), source="measured", problem=problem,
                                    log_ratio=abs(found.log_ratio), test=found.test, p_value=found.p_value,
-                                   alpha=alpha, device=key[2], baseline=key[3], config=key[4]))
+                                   alpha=alpha, device=device, baseline=baseline, config=config,
+                                   ratio_interval=(found.ratio_low, found.ratio_high),
+                                   evaluations=(a.n, b.n), spread=context.spread.tau))
     return out
 
 

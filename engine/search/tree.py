@@ -7,6 +7,7 @@ nodes, so a run resumed after a crash rebuilds exactly the state it had from the
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 
 FAILED_VERDICTS = frozenset({"compile_error", "load_error", "runtime_error", "timeout", "incorrect",
@@ -88,8 +89,17 @@ class SearchTree:
         return [n for n in self.nodes.values() if n.step == step]
 
     def best(self) -> Node | None:
+        """The best code so far by the median reward of all its evaluations (nodes of one signature are
+        the same code measured again): one lucky measurement of a code whose re-measurements were slower
+        does not lead the search. The earliest node of the winning code stands for it."""
         scored = [n for n in self.nodes.values() if not n.failed and n.reward is not None]
-        return max(scored, key=lambda n: (n.reward, -n.step)) if scored else None
+        if not scored:
+            return None
+        codes: dict[str, list[Node]] = {}
+        for n in sorted(scored, key=lambda n: (n.step, n.candidate_id)):
+            codes.setdefault(n.signature or f"id:{n.candidate_id}", []).append(n)
+        best = max(codes.values(), key=lambda same: (statistics.median(n.value for n in same), -same[0].step))
+        return best[0]
 
     def failure_streak(self, node_id: int) -> int:
         """How many failed candidates in a row end at this node, walking up to the root."""

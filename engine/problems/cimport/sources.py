@@ -124,7 +124,8 @@ def _inline(path: Path, shown: str, folders: list[Path], headers: list[Path], de
             out.append(line)
             continue
         headers.append(found)
-        out.append(f"/* {line.strip()}: inlined from {found} */")
+        # its folder and name only: the importing machine's layout stays out of the reference and datasets
+        out.append(f"/* {line.strip()}: inlined from {'/'.join(found.parts[-2:])} */")
         out += _inline(found, match.group(2), folders, headers, depth + 1)
         out.append(f'#line {number + 1} "{shown}"')
     return out

@@ -1,0 +1,78 @@
+"""Flags in the dashboard: the Flags page lists open flags with their evidence and review buttons, a review
+shows at once (on the Flags page and on the round's panel), and Best per problem counts only what a person
+has not rejected, per problem and device."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+from sqlmodel import select
+
+from app.testing import add_round, app_at, make_run, other_code
+from db.models import Evaluation
+from db.session import session_scope
+
+FLAGS, RUNS, LIVE = "views/flags.py", "views/runs.py", "views/run_live.py"
+REASON = "speedup 40.0× is over 10×: re-measured in a fresh runner"
+
+
+@pytest.fixture
+def fake_engine(refinery_home, monkeypatch):
+    fake = types.ModuleType("engine.runs")
+    fake.gpu_available = lambda: False
+    fake.run_folder = lambda run_id: refinery_home / "runs" / str(run_id)
+    fake.send_control = lambda run_id, action, payload=None: None
+    monkeypatch.setitem(sys.modules, "engine.runs", fake)
+
+
+def _flag(candidate_id: int) -> int:
+    with session_scope() as session:
+        ev = session.exec(select(Evaluation).where(Evaluation.candidate_id == candidate_id)).one()
+        ev.flagged, ev.timing = True, {"flag_reason": REASON}
+        session.add(ev)
+        return ev.id
+
+
+def _review(at, evaluation_id: int, button: str):
+    at.text_input(key=f"flag_reviewer_{evaluation_id}").set_value("ada")
+    next(b for b in at.button if b.label.startswith(button)).click()
+    return at.run()
+
+
+def test_the_flags_page_lists_open_flags_with_their_evidence_and_review_buttons(refinery_home):
+    run_id = make_run()
+    evaluation = _flag(add_round(run_id, 0, speedup=40.0))
+    at = app_at(FLAGS)
+    assert not at.exception
+    assert any(REASON in w.value for w in at.warning)
+    assert {b.label for b in at.button} >= {"Clear: the speedup is real", "Reject: not real"}
+    assert any(m.label == "Speedup claimed" and m.value == "40.00×" for m in at.metric)
+    _review(at, evaluation, "Clear")
+    assert any("No open flags" in s.value for s in at.success)
+
+
+def test_clearing_a_flag_on_the_rounds_panel_shows_at_once(fake_engine):
+    run_id = make_run()
+    evaluation = _flag(add_round(run_id, 0, speedup=40.0))
+    at = app_at(LIVE, query={"run": str(run_id)})
+    assert any("Flagged for review" in w.value for w in at.warning)
+    _review(at, evaluation, "Clear")
+    assert not at.exception
+    assert any("Flag cleared by ada" in s.value for s in at.success)
+    assert not any(b.label.startswith("Clear:") for b in at.button)
+
+
+def test_best_per_problem_leaves_out_a_rejected_result_and_counts_one_awaiting_review(refinery_home):
+    from engine.review import review_flag
+
+    run_id = make_run()
+    honest = add_round(run_id, 0, speedup=2.0, source=other_code(1))
+    rejected = _flag(add_round(run_id, 1, speedup=40.0, source=other_code(2)))
+    _flag(add_round(run_id, 2, speedup=30.0, source=other_code(3)))
+    review_flag(rejected, "rejected", "ada", "the timer was fooled")
+    at = app_at(RUNS)
+    table = at.dataframe(key="best_table").value
+    assert list(table["candidate"]) == [honest] and list(table["device"]) == ["NVIDIA H200"]
+    assert list(table["best speedup"]) == ["2.00×"] and list(table["awaiting review"]) == [1]
