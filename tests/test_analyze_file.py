@@ -111,6 +111,22 @@ def test_a_file_that_does_not_compile_gives_the_first_compiler_error():
     assert 'broken.cu(5): error: identifier "factor" is undefined' in result.error
 
 
+def test_a_file_that_does_not_compile_still_gets_what_its_source_shows():
+    result = analysed("third_party_header.cu")
+    assert result.error_kind == "compile-error" and "helper_cuda.h" in result.error
+    assert result.source_only.startswith("source-only analysis") and "no registers" in result.source_only
+    kernel = result.static.kernel("collide")
+    assert kernel.launch.block == (256, 1, 1) and kernel.resources is None
+    [finding] = [f for f in result.findings if f.tool == "coalescing"]
+    assert "76 bytes apart" in finding.evidence and "idx * Q + q" in finding.evidence
+
+
+def test_the_command_prints_the_source_only_report_with_its_reason(cli):
+    done = cli(FIXTURES / "third_party_header.cu", "--arch", "sm_90")
+    assert done.exit_code == 1 and "source-only analysis" in done.output and "helper_cuda.h" in done.output
+    assert "uncoalesced global" in done.output and "Change:" in done.output
+
+
 def test_a_file_with_no_kernels_says_so():
     result = analysed("host_only.cu")
     assert (result.error_kind, result.error) == ("no-kernels",
