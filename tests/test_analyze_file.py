@@ -55,9 +55,15 @@ def test_the_bytes_copied_to_and_from_the_device_are_the_minimum_traffic():
 
 
 def test_findings_are_ranked_with_a_suggestion_and_the_feedback_text_of_a_run():
-    result = analysed("vector_add_main.cu")
+    result = analysed("transpose_spaced.cu", (("N", 2048),))
     assert result.findings and all(f.suggestion for f in result.findings)
     assert result.feedback.startswith("Diagnosis") and result.findings[0].title in result.feedback
+
+
+def test_a_coalesced_vector_add_gets_no_finding():
+    # it used to get "scalar global accesses", a finding that fired on nearly every kernel
+    result = analysed("vector_add_main.cu")
+    assert result.ok and not result.findings
 
 
 def test_the_spaced_launch_spelling_and_dim3_variables_give_block_and_grid():
@@ -105,6 +111,22 @@ def test_a_file_that_does_not_compile_gives_the_first_compiler_error():
     assert 'broken.cu(5): error: identifier "factor" is undefined' in result.error
 
 
+def test_a_file_that_does_not_compile_still_gets_what_its_source_shows():
+    result = analysed("third_party_header.cu")
+    assert result.error_kind == "compile-error" and "helper_cuda.h" in result.error
+    assert result.source_only.startswith("source-only analysis") and "no registers" in result.source_only
+    kernel = result.static.kernel("collide")
+    assert kernel.launch.block == (256, 1, 1) and kernel.resources is None
+    [finding] = [f for f in result.findings if f.tool == "coalescing"]
+    assert "76 bytes apart" in finding.evidence and "idx * Q + q" in finding.evidence
+
+
+def test_the_command_prints_the_source_only_report_with_its_reason(cli):
+    done = cli(FIXTURES / "third_party_header.cu", "--arch", "sm_90")
+    assert done.exit_code == 1 and "source-only analysis" in done.output and "helper_cuda.h" in done.output
+    assert "uncoalesced global" in done.output and "Change:" in done.output
+
+
 def test_a_file_with_no_kernels_says_so():
     result = analysed("host_only.cu")
     assert (result.error_kind, result.error) == ("no-kernels",
@@ -128,8 +150,11 @@ def test_sizes_parse_from_flags_or_one_line_and_may_be_arithmetic():
 def test_the_command_prints_registers_occupancy_the_launch_and_the_findings(cli):
     done = cli(FIXTURES / "vector_add_main.cu", "--arch", "sm_90")
     assert done.exit_code == 0, done.output
-    for words in ("vector_add", "registers", "occupancy", "grid 4096×1×1, block 256×1×1", "Diagnosis", "Change:"):
+    for words in ("vector_add", "registers", "occupancy", "grid 4096×1×1, block 256×1×1",
+                  "No problem found by the diagnostic tools"):
         assert words in done.output
+    done = cli(FIXTURES / "transpose_spaced.cu", "--size", "N=2048", "--arch", "sm_90")
+    assert done.exit_code == 0 and "Diagnosis" in done.output and "Change:" in done.output
 
 
 def test_the_command_asks_for_the_sizes_it_could_not_find(cli):

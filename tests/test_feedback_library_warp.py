@@ -13,6 +13,10 @@ WARP_TOOLS = ["divergence", "imbalanced-work", "unrolling"]
 # naive kernels whose slowness is one of these root causes, by the problem's own summary
 KNOWN = {("reduction", "naive"): "divergence", ("mse-loss", "naive"): "divergence",
          ("spmv-csr", "naive"): "imbalanced-work"}
+# optimised implementations with a further, real step left: a shared-memory tree reduction whose loop over
+# s = blockDim.x / 2 ... the launch fixes (256 threads) but the compiler cannot unroll; the block size as a
+# template parameter unrolls it (Harris, "Optimizing Parallel Reduction in CUDA", kernels 4 to 6)
+FURTHER_STEP = {("row-sum", "coalesced"): {"unrolling"}, ("softmax", "coalesced"): {"unrolling"}}
 
 
 def _warp_findings() -> dict[tuple[str, str], set[str]]:
@@ -35,5 +39,5 @@ def test_warp_tools_find_the_known_root_causes_of_the_naive_kernels():
 def test_warp_tools_are_silent_on_every_optimised_implementation():
     strategies = {(p.slug, i.name): i.strategy for p in scan_all().problems for i in p.implementations}
     spurious = {key: tools for key, tools in _warp_findings().items()
-                if tools and strategies.get(key) != "naive"}
+                if tools - FURTHER_STEP.get(key, set()) and strategies.get(key) != "naive"}
     assert not spurious

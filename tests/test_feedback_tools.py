@@ -73,9 +73,16 @@ def test_bank_conflicts_are_silent_on_the_padded_tile():
     assert not findings("bank-conflicts", "transpose_padded.cu")
 
 
-def test_vectorization_fires_on_coalesced_scalar_access():
-    [finding] = findings("vectorization", "add_naive.cu", problem=problem())
-    assert "32-bit" in finding.evidence and "float4" in finding.suggestion
+def test_vectorization_fires_on_coalesced_scalar_access_when_the_load_store_queue_throttles():
+    throttled = ncu_summary(top_stalls=[("lg_throttle", 3.0), ("long_scoreboard", 1.0)])
+    [finding] = findings("vectorization", "add_naive.cu", problem=problem(), ncu=throttled)
+    assert "32-bit" in finding.evidence and "lg_throttle" in finding.evidence and "float4" in finding.suggestion
+    assert "LDG 2: 2×32-bit" in finding.evidence
+
+
+def test_vectorization_is_silent_on_scalar_access_alone():
+    # narrow accesses are nearly every kernel: without a sign that they cost something there is nothing to say
+    assert not findings("vectorization", "add_naive.cu", problem=problem())
 
 
 def test_vectorization_is_silent_on_float4_and_on_strided_access():

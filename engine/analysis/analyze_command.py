@@ -112,9 +112,11 @@ def analyze(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="
         raise typer.Exit(1) from exc
     if as_json:
         print(json.dumps(result.to_json(), indent=1, default=str))
-    elif result.error:
+    elif result.error and not result.source_only:
         console.print(f"[red]{escape(result.error)}[/red]")
     else:
+        if result.source_only:
+            console.print(f"[yellow]{escape(result.source_only)}[/yellow]")
         console.print(render(result))
     if result.error:
         raise typer.Exit(2 if result.error_kind == "not-cuda" else 1)

@@ -88,6 +88,8 @@ class LoopEstimate:
     rolled: bool | None = None  # SASS still repeats it with a backward branch (None: no line info)
     sass_instructions: int | None = None  # instructions of that SASS loop
     body_cost: int = 0  # instructions (or statements) on the loop's lines
+    launch_trips: int | None = None  # the same trip count for every thread of the grid, fixed by the launch
+    launch_names: tuple[str, ...] = ()  # what the launch fixes it by: `blockDim.x`, launch-time parameters
 
     @property
     def imbalance(self) -> float:
@@ -331,7 +333,8 @@ class ControlCollector:
         header = " ".join(text(node)[:header_end - node.start_byte].split())
         comparison = _inner(condition)
         groups, source = self.data(comparison, env)
-        trips = constant = None
+        trips = constant = launch = None
+        launch_names: tuple[str, ...] = ()
         bound = ""
         if node.type == "for_statement":
             induction = self._induction(node, comparison, env)
@@ -341,13 +344,17 @@ class ControlCollector:
                 trips = self._trips(start, bound_node, op, update, env)
                 if trips is not None and self._fixed(node, bound_node, update, env):
                     constant = int(trips[0]) if np.all(trips == trips[0]) else None
+                elif trips is not None and len(trips) and np.all(trips == trips[0]):
+                    names = self._launch_names(node, bound_node, update, env)
+                    if names is not None:
+                        launch, launch_names = int(trips[0]), names
         summary = (int(trips.min()), float(trips.mean()), int(trips.max())) if trips is not None else None
         rolled, sass = self._rolled(node, condition)
         self.loops.append(LoopEstimate(
             kernel=self.kernel.name, line=line_of(node), header=header[:100], loop_depth=ctx.loop_depth - 1,
             trips=summary, bound=bound[:80], data_groups=groups, lanes=self.lanes, data_source=source[:80],
             constant_trips=constant, unroll_pragma=_unroll_pragma(node), rolled=rolled, sass_instructions=sass,
-            body_cost=self._cost(node)))
+            body_cost=self._cost(node), launch_trips=launch, launch_names=launch_names))
 
     def _induction(self, node: Node, comparison: Node, env: Env):
         """(start values, bound node, comparison, update node) of `for (v = a; v < b; v += s)`, or None."""
@@ -408,6 +415,39 @@ class ControlCollector:
         step = update.child_by_field_name("right")
         return all(self.compile_time(v, env) for v in values) and self.compile_time(bound, env) and \
             (step is None or self.compile_time(step, env))
+
+    def _launch_names(self, node: Node, bound: Node, update: Node, env: Env) -> tuple[str, ...] | None:
+        """What fixes a loop's trip count at the launch (blockDim/gridDim, parameters the launch site gives), when
+        its start, bound and step read nothing else that varies (no thread or block index: not a grid-stride
+        loop); None when something else does."""
+        init = node.child_by_field_name("initializer")
+        parts = [n for n in (init, bound, update.child_by_field_name("right")) if n is not None]
+        params = {param.name for param in self.kernel.params}
+        names: list[str] = []
+        for part in parts:
+            for current in walk(part):
+                if current.type == "field_expression":
+                    base = text(current.child_by_field_name("argument"))
+                    if base in ("threadIdx", "blockIdx"):
+                        return None
+                    if base in ("blockDim", "gridDim"):
+                        names.append(text(current))
+                elif current.type == "identifier" and current.parent is not None \
+                        and current.parent.type != "field_expression":
+                    name = text(current)
+                    if name in params and name in self.scalars:
+                        names.append(name)
+                    elif name in params or (not self.compile_time(current, env) and name not in self._loop_vars(node)):
+                        return None
+        return tuple(dict.fromkeys(names)) or None
+
+    @staticmethod
+    def _loop_vars(node: Node) -> set[str]:
+        init = node.child_by_field_name("initializer")
+        if init is None:
+            return set()
+        return {text(d.child_by_field_name("declarator")) for d in walk(init) if d.type == "init_declarator"} | \
+            ({text(init.child_by_field_name("left"))} if init.type == "assignment_expression" else set())
 
     def _rolled(self, node: Node, condition: Node) -> tuple[bool | None, int | None]:
         """Whether SASS still has a backward branch repeating this loop: one that branches from inside the

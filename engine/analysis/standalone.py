@@ -61,7 +61,9 @@ class SourceFile:
 
 @dataclass
 class FileAnalysis:
-    """What `refinery analyze` and the Analyze page show: the report, or why there is none."""
+    """What `refinery analyze` and the Analyze page show: the report, or why there is none. A file that does not
+    compile here (a header of another library, a toolkit part this machine lacks) keeps `error` and still gets
+    the report its source alone gives, with `source_only` saying so."""
 
     file: str
     arch: str
@@ -76,6 +78,7 @@ class FileAnalysis:
     needs_sizes: dict[str, str] = field(default_factory=dict)  # name → what needs it
     bytes_origin: str = ""  # where the minimum bytes came from ("" = unknown)
     flops_origin: str = ""
+    source_only: str = ""  # why the report comes from the source alone (the file did not compile), "" if compiled
 
     @property
     def ok(self) -> bool:
@@ -93,7 +96,8 @@ class FileAnalysis:
         data = {"file": self.file, "arch": self.arch, "ok": self.ok, "error": self.error or None,
                 "error_kind": self.error_kind or None, "sizes": self.sizes, "file_values": self.file_values,
                 "needs_sizes": self.needs_sizes, "bytes_origin": self.bytes_origin or None,
-                "flops_origin": self.flops_origin or None, "feedback": self.feedback}
+                "flops_origin": self.flops_origin or None, "source_only": self.source_only or None,
+                "feedback": self.feedback}
         if self.diagnostics is not None:
             return {**data, **self.diagnostics.to_json(self.findings)}
         return {**data, "static": self.static.to_json() if self.static is not None else None,
@@ -250,7 +254,12 @@ def analyse_file(source: str | bytes, name: str = "input.cu", *, arch: str | Non
         result.error = f"{name} does not compile: {first_error(log)}" if log.strip() else \
             f"{name} could not be compiled here: {'; '.join(static.notes) or 'nvcc failed'}"
         result.error_kind = "compile-error"
-        return result
+        if not static.kernels:
+            return result
+        # what the source alone shows: accesses, branches, loops and the launch need no compiler
+        result.source_only = (f"source-only analysis: {result.error}; no registers, spills, occupancy or SASS, "
+                              "so findings that need them are not made")
+        static.notes.insert(0, result.source_only)
     if not static.kernels:
         result.error, result.error_kind = f"no kernels found: {name} defines no __global__ function", "no-kernels"
         return result

@@ -7,7 +7,7 @@ analytical intensity against the device's ridge (the class is then marked a stat
 
 from __future__ import annotations
 
-from engine.analysis.devices import DeviceCeilings, match_device
+from engine.analysis.devices import BUILTIN, DeviceCeilings, match_device
 from engine.analysis.ncu import NcuProfile, NcuSummary
 from engine.analysis.record import StaticReport
 from engine.analysis.roofline import classify, precision_for, roofline_point
@@ -16,13 +16,20 @@ from engine.feedback.model import Diagnostics
 DEFAULT_TARGET = "H200"  # the device modelled when none is present or named
 
 
-def _device(device: DeviceCeilings | None, evaluation) -> tuple[DeviceCeilings | None, str | None]:
+def _device(device: DeviceCeilings | None, evaluation, arch: str | None = None) -> tuple[DeviceCeilings | None,
+                                                                                         str | None]:
     if device is not None:
         return device, None
     name = getattr(evaluation, "device", None)
     if name and (found := match_device(name)):
         return found, None
-    return match_device(DEFAULT_TARGET), f"no device named: {DEFAULT_TARGET} ceilings assumed"
+    default = match_device(DEFAULT_TARGET)
+    # a report compiled for another architecture (`refinery analyze --arch sm_86`) is judged on a card of it
+    if arch and default is not None and default.arch != arch.rstrip("a"):
+        same = next((d for d in BUILTIN if d.arch == arch.rstrip("a")), None)
+        if same is not None:
+            return same, f"no device named: {same.name} ceilings assumed (a card of {same.arch})"
+    return default, f"no device named: {DEFAULT_TARGET} ceilings assumed"
 
 
 CPU_NOTE = "measured on the CPU: GPU rooflines, occupancy and the GPU tools do not apply to CPU code"
@@ -40,7 +47,7 @@ def build_diagnostics(static: StaticReport | None = None, ncu: NcuSummary | None
     if on_cpu:
         return Diagnostics(static=static, ncu=None, evaluation=evaluation, problem=problem, device=None,
                            notes=[CPU_NOTE])
-    device, note = _device(device, evaluation)
+    device, note = _device(device, evaluation, static.arch if static is not None else None)
     notes = [note] if note else []
     if profile is not None:
         if profile.ok and ncu is None:

@@ -65,8 +65,8 @@ def bank_conflicts(d: Diagnostics) -> list[Finding]:
     if d.ncu is not None and d.ncu.shared_ld_wavefronts_per_request:
         measured = d.ncu.shared_ld_wavefronts_per_request
     for kernel in d.static.kernels if d.static is not None else []:
-        worst = kernel.worst_shared_access()
-        if worst is None or worst.excess < BANK_CONFLICT_WAYS:
+        worst = _costly_shared_access(kernel)
+        if worst is None:
             continue
         ways = worst.excess
         measured_note = f"; ncu measured {measured:.1f} wavefronts per shared load" if measured else ""
@@ -86,6 +86,15 @@ def bank_conflicts(d: Diagnostics) -> list[Finding]:
             suggestion="pad shared arrays by one element per row or swizzle the index",
             severity=min(0.8, 0.8 * (1.0 - 1.0 / measured)), value=measured))
     return findings
+
+
+def _costly_shared_access(kernel) -> AccessEstimate | None:
+    """The worst shared access worth a finding: at least BANK_CONFLICT_WAYS, and a 2-way conflict only where a
+    loop repeats it (once per block outside loops it costs one extra wavefront: padding often leaves one such
+    pair, e.g. row 0's first word and row 1's last of a [16][17] tile read by 16 x 2 lanes)."""
+    costly = [a for a in kernel.accesses if a.space == "shared" and a.wavefronts is not None
+              and a.excess >= BANK_CONFLICT_WAYS and (a.excess > BANK_CONFLICT_WAYS or a.loop_depth > 0)]
+    return max(costly, key=lambda a: (a.excess, a.weight)) if costly else None
 
 
 def _extents(dims: tuple[int | None, ...]) -> str:
@@ -132,11 +141,16 @@ def vectorization(d: Diagnostics) -> list[Finding]:
             continue
         source = kernel.source
         wrote_vectors = source is not None and source.vector_types > 0
+        queue_full = _lg_throttled(d)
+        if not (wrote_vectors or queue_full):
+            continue  # narrow accesses alone are nearly every kernel: a finding needs a sign they cost something
         width = mix.max_global_width
         total = sum(mix.global_load_widths.values()) + sum(mix.global_store_widths.values())
-        evidence = (f"all {total} global memory instructions are {width * 8}-bit"
+        evidence = (f"all {total} global memory instructions are at most {width * 8}-bit ({_widths(mix)})"
                     + (" although the source uses vector types: the compiler could not prove 16-byte alignment"
-                       if wrote_vectors else ""))
+                       if wrote_vectors else "")
+                    + ("; ncu's dominant stall is lg_throttle: the load/store queue is full of small requests"
+                       if queue_full else ""))
         findings.append(Finding(
             tool="vectorization", category="memory/access-width", title="scalar global accesses",
             evidence=evidence,
@@ -144,6 +158,21 @@ def vectorization(d: Diagnostics) -> list[Finding]:
                        "aligned pointers, a scalar loop for the tail when the size is not a multiple of 4",
             severity=0.35, value=float(width), kernel=kernel.name))
     return findings
+
+
+def _lg_throttled(d: Diagnostics) -> bool:
+    """ncu's top stall is lg_throttle: too many small global requests in flight (what 128-bit accesses cut)."""
+    return d.ncu is not None and bool(d.ncu.top_stalls) and d.ncu.top_stalls[0][0] == "lg_throttle"
+
+
+def _widths(mix) -> str:
+    """`LDG 9 (1×64-bit, 8×8-bit)`-style counts of the global loads and stores by width, as the SASS shows them."""
+    parts = []
+    for verb, widths in (("LDG", mix.global_load_widths), ("STG", mix.global_store_widths)):
+        if widths:
+            detail = ", ".join(f"{count}×{width * 8}-bit" for width, count in sorted(widths.items(), reverse=True))
+            parts.append(f"{verb} {sum(widths.values())}: {detail}")
+    return "; ".join(parts)
 
 
 @tool("fusion", serves=(B.MEMORY, B.LAUNCH, B.LATENCY))

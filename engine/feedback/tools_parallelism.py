@@ -25,7 +25,9 @@ def occupancy(d: Diagnostics) -> list[Finding]:
     arch = _target(d)
     for kernel in d.static.kernels if d.static is not None else []:
         occ = kernel.occupancy.get(arch) or kernel.occupancy.get("sm_90")
-        if occ is None or occ.occupancy >= LOW_OCCUPANCY:
+        capped = occ is not None and occ.limiter == "blocks" and occ.occupancy < 1.0 \
+            and kernel.launch.origin != "assumed"
+        if occ is None or (occ.occupancy >= LOW_OCCUPANCY and not capped):
             continue
         resources = kernel.resources
         limiter = occ.limiter
@@ -44,9 +46,11 @@ def occupancy(d: Diagnostics) -> list[Finding]:
                         f"SM: {occ.occupancy:.0%} occupancy")
             fix = "use smaller tiles or fewer buffers per block, or give each block more threads over the same tile"
         elif limiter == "blocks":
-            evidence = (f"blocks of only {threads} threads: the {occ.limits.get('blocks')}-blocks-per-SM cap leaves "
-                        f"the SM at {occ.occupancy:.0%} occupancy")
-            fix = "use at least 128 threads per block (several warps per block)"
+            cap = occ.limits.get("blocks")
+            evidence = (f"blocks of only {threads} threads: the {cap}-blocks-per-SM cap of {arch} leaves the SM at "
+                        f"{occ.occupancy:.0%} occupancy")
+            fix = (f"use at least {_fill_block(occ, threads)} threads per block (several warps per block), so the "
+                   "blocks an SM can hold fill its warp slots")
         else:
             evidence = f"{occ.occupancy:.0%} theoretical occupancy ({limiter} limit) with {threads}-thread blocks"
             fix = "choose a block size that divides the SM's warp slots evenly (128, 256 or 512 threads)"
@@ -58,6 +62,15 @@ def occupancy(d: Diagnostics) -> list[Finding]:
             evidence=evidence, suggestion=fix, severity=0.25 + 0.5 * (LOW_OCCUPANCY - occ.occupancy) / LOW_OCCUPANCY,
             value=occ.occupancy, kernel=kernel.name))
     return findings
+
+
+def _fill_block(occ, threads: int) -> int:
+    """The smallest multiple of 32 threads per block at which the block cap no longer limits the SM."""
+    blocks = occ.limits.get("blocks") or 1
+    size = threads
+    while blocks * size < occ.max_warps * 32 and size < 1024:
+        size += 32
+    return size
 
 
 @tool("register-spills", serves=(B.MEMORY, B.COMPUTE, B.LATENCY))

@@ -103,6 +103,9 @@ def unrolling(d: Diagnostics) -> list[Finding]:
     findings = []
     for kernel in _kernels(d):
         for loop in kernel.loops:
+            if (launched := _launch_fixed(loop, kernel)) is not None:
+                findings.append(launched)
+                continue
             trips = loop.constant_trips
             if trips is None or not 2 <= trips <= UNROLL_MAX_TRIPS or loop.body_cost < UNROLL_MIN_BODY:
                 continue
@@ -131,3 +134,35 @@ def unrolling(d: Diagnostics) -> list[Finding]:
                            "constant offsets and keeps per-thread arrays in registers",
                 severity=0.45 if hot else 0.3, value=float(trips), kernel=kernel.name, line=loop.line))
     return findings
+
+
+def _launch_fixed(loop, kernel) -> Finding | None:
+    """A short loop whose trip count every launch fixes (the block size, a launch-time parameter) but the
+    compiler cannot see, kept rolled: the block size as a template parameter (or a constant) lets it unroll.
+    Only loops bound by blockDim/gridDim or already marked for the compiler (`#pragma unroll 1`) are named: a
+    loop over a run-time size is the kernel's choice, not a missed unrolling."""
+    trips = loop.launch_trips
+    if trips is None or not 2 <= trips <= UNROLL_MAX_TRIPS or loop.body_cost < UNROLL_MIN_BODY:
+        return None
+    by_block = [name for name in loop.launch_names if name.startswith(("blockDim", "gridDim"))]
+    forbidden = loop.unroll_pragma == "1"
+    if not (loop.rolled or forbidden) or not (by_block or forbidden):
+        return None
+    if (loop.sass_instructions or 0) > UNROLL_MAX_ROLLED:
+        return None
+    fixed_by = ", ".join(f"`{name}`" for name in loop.launch_names)
+    value = f"{trips} trips"
+    evidence = (f"{code(loop.header)} runs {value} for every thread, fixed by the launch ({fixed_by}) but not at "
+                "compile time, so the compiler cannot unroll it")
+    if loop.rolled and loop.sass_instructions:
+        evidence += f": SASS repeats {loop.sass_instructions} instructions {trips} times behind a backward branch"
+    if forbidden:
+        evidence += "; `#pragma unroll 1` forbids unrolling it"
+    what = "the block size" if by_block else "that parameter"
+    return Finding(
+        tool="unrolling", category="warp/unrolling", title="loop fixed by the launch, not unrolled",
+        evidence=evidence,
+        suggestion=f"make {what} a compile-time constant (a template parameter the launch instantiates, e.g. "
+                   "`reduce<256><<<grid, 256>>>`, or a #define) and put `#pragma unroll` before the loop: "
+                   "the counter, the compare and the branch disappear and indices become constant offsets",
+        severity=0.45 if loop.loop_depth > 0 else 0.35, value=float(trips), kernel=kernel.name, line=loop.line)
