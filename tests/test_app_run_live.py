@@ -153,6 +153,53 @@ def test_a_failed_run_shows_its_error(controls) -> None:
     assert any("worker crashed twice" in e.value for e in at.error)
 
 
+def _picker_labels(at) -> list[str]:
+    return list(at.selectbox(key="live_run_pick").options)  # as drawn, through the page's format_func
+
+
+def test_the_run_picker_labels_every_run_with_its_status_now(controls) -> None:
+    ids = {status: make_run(status=status) for status in ("running", "paused", "queued")}
+    at = _open(ids["running"])
+    for status, run_id in ids.items():
+        set_status(run_id, {"running": "stopped", "paused": "failed", "queued": "running"}[status])
+    at.run()  # within the list's cache time: the statuses are read again all the same
+    labels = _picker_labels(at)
+    assert any(label.startswith(f"#{ids['running']} ") and label.endswith("· stopped") for label in labels), labels
+    assert any(label.startswith(f"#{ids['paused']} ") and label.endswith("· failed") for label in labels), labels
+    assert any(label.startswith(f"#{ids['queued']} ") and label.endswith("· running") for label in labels), labels
+
+
+def test_an_open_run_page_is_drawn_again_when_a_listed_run_changes_status(controls, monkeypatch) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    real_fragment, timers = st.fragment, []
+
+    def fragment(func, *, run_every=None, **kwargs):
+        wrapped = real_fragment(func, run_every=run_every, **kwargs)
+
+        def call(*args):
+            if run_every:
+                timers.append((func, run_every, args))
+            return wrapped(*args)
+        return call
+
+    monkeypatch.setattr(st, "fragment", fragment)
+    stopped, running = make_run(status="stopped"), make_run(status="running")
+    at = _open(stopped)  # a terminal run: no live check of its own
+    assert not at.exception
+    [(check, every, args)] = [timer for timer in timers if timer[0].__name__ == "_statuses_check"]
+    assert every <= 10
+    reruns: list[str] = []
+    monkeypatch.setattr(st, "rerun", lambda *a, **k: reruns.append("rerun"))
+    checks = AppTest.from_function(_run_checks, args=(check, args, 1))
+    checks.run()
+    assert not checks.exception and reruns == []  # nothing changed: nothing drawn
+    set_status(running, "paused")
+    checks.run()
+    assert reruns == ["rerun"]
+
+
 def test_an_unknown_run_number_is_said_in_words(controls) -> None:
     make_run()
     at = _open(424242)
@@ -206,7 +253,7 @@ def test_an_open_live_page_checks_once_a_second_and_a_check_with_nothing_new_rea
     monkeypatch.setattr(st, "fragment", fragment)
     run_id, _ = seed_run(3)
     at = _open(run_id)
-    [(check, every, args)] = timers
+    [(check, every, args)] = [timer for timer in timers if timer[0].__name__ == "_live_check"]
     assert every >= 1.0
     reads: list[str] = []
     for name in ("run_progress", "run_summary", "run_rounds", "run_points", "run_roofline", "candidate"):
