@@ -108,3 +108,17 @@ def test_a_kappa_from_two_overlapping_pairs_names_them_and_says_they_are_too_few
     [kappa] = [m for m in at.metric if "κ" in m.label]
     assert kappa.label == "Cohen's κ (overall, 2 pairs)" and kappa.value == "1.00"
     assert any("only 2 overlapping pair(s): too few" in c.value for c in at.caption)
+
+
+def test_the_uncertain_queue_without_a_ranker_says_it_serves_random_pairs(candidates):
+    at = signed_in()
+    assert at.selectbox(key="label_queue").value == "uncertain"
+    assert any("No ranker is trained yet" in w.value and "random pairs" in w.value for w in at.sidebar.warning)
+    at.selectbox(key="label_queue").set_value("random")
+    at.button(key="label_start").click().run()
+    assert not at.sidebar.warning
+    at.selectbox(key="label_queue").set_value("uncertain")
+    at.button(key="label_start").click().run()
+    at.session_state["label_pair"] = None
+    at.run()
+    assert any("no ranker trained yet" in c.value for c in at.caption)  # the pair says why it was chosen

@@ -97,6 +97,8 @@ def session_sidebar(labeler: LabelerRow, problems: Sequence[str]) -> SessionRow 
         st.markdown(f"Signed in as **{labeler.name}**")
         queue = st.selectbox("Queue", list(QUEUE_HELP), key="label_queue", format_func=lambda q: q,
                              help="; ".join(f"{k}: {v}" for k, v in QUEUE_HELP.items()))
+        if warning := labeling.queue_warning(queue):
+            st.warning(warning, icon=":material/shuffle:")
         blind = st.toggle("Blind (label from code alone)", key="label_blind")
         problem = st.selectbox("Problem", ["(all)", *problems], key="label_problem")
         st.number_input("Session goal", min_value=1, max_value=1000, value=20, key="label_goal")
