@@ -8,12 +8,12 @@ import os
 import tomllib
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from engine.cli_output import cli_console
 from engine.settings import Settings, get_settings
 
-console = Console()
+console = cli_console()
 SECRETS = ("team_password",)
 
 

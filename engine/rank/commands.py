@@ -10,10 +10,11 @@ import math
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from engine.cli_output import JSON_OPTION, cli_console, print_json
+
+console = cli_console()
 rank_app = typer.Typer(help="Train, evaluate and list the pairwise rankers.", no_args_is_help=True)
 labels_app = typer.Typer(help="Pair labels: agreement between labelers and with measurement.", no_args_is_help=True)
 
@@ -123,11 +124,16 @@ def eval_command(
 
 
 @rank_app.command("list")
-def list_command() -> None:
+def list_command(as_json: bool = JSON_OPTION) -> None:
     """Every stored version with its data and held-out metrics."""
-    from engine.rank.store import list_rankers
+    from engine.rank.store import clean_json, list_rankers
 
     rows = list_rankers()
+    if as_json:
+        print_json([clean_json({"version": row.version, "created": row.created_at.isoformat(),
+                                "features": len(row.feature_names), "data": row.data, "metrics": row.metrics})
+                    for row in rows])
+        return
     if not rows:
         console.print("no ranker trained yet: `refinery rank train`")
         return
