@@ -100,6 +100,18 @@ def fmt_us(value: float | None) -> str:
     return f"{value:.1f} µs" if value >= 10 else f"{value:.2f} µs"
 
 
+P_FLOOR = 1e-16  # below this a p-value says only "certain"; a float64 tail probability even rounds to 0.0
+
+
+def fmt_p_value(value: float | None) -> str:
+    """A p-value that never reads as 0: tiny ones as "< 1e-16", small ones in scientific notation."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value < P_FLOOR:
+        return f"< {P_FLOOR:.0e}"
+    return f"{value:.2e}" if value < 1e-3 else f"{value:.3f}"
+
+
 def fmt_number(value: object) -> str:
     """Numbers for diagnostic tables: short, with SI prefixes for big ones."""
     if isinstance(value, bool) or not isinstance(value, int | float):

@@ -39,6 +39,7 @@ def export_command(kind: str = typer.Argument(..., help=" | ".join(KINDS)),
         raise typer.Exit(1) from exc
     for name, count in result.counts.items():
         console.print(f"{result.out_dir / result.files[name]}: {count} rows")
+    console.print(f"exported {result.describe()}")
     console.print(f"card: {result.out_dir / 'README.md'}")
 
 

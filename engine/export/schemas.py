@@ -64,7 +64,8 @@ COLUMN_DOCS = {
     "config": "the input configuration that was timed",
     "test": "what decided that a measured difference is real (`mann-whitney-u` on the stored trials, "
             "`median-z-from-iqr` for older rows without trials)",
-    "p_value": "the test's two-sided p-value", "alpha": "the level the test was run at",
+    "p_value": "the test's two-sided p-value (0.0 where it is below the smallest float64)",
+    "alpha": "the level the test was run at",
     "speedup": "baseline time / candidate time on `device`", "candidate_us": "median time of one call, µs",
     "strength": "Bradley–Terry log-strength within (problem, target)", "rank": "1 = strongest within (problem, target)",
     "anchored_rewards": "per-turn rewards anchored on the first turn",
