@@ -82,23 +82,18 @@ def build_request(form: RunForm, runs_module):
                                   prompts=dict(form.prompts) if form.proposer == "llm" else {})
 
 
-def runs_on_cpu(problem: Problem) -> bool:
-    """Whether the problem ships CPU implementations, so a CPU-only library run gets rounds that run."""
-    return any(i.device == "cpu" for i in problem.implementations)
-
-
 def _problem_label(problems: dict[str, Problem], slug: str) -> str:
     p = problems.get(slug)
-    return f"{slug} — {p.title} ({p.kind}{', runs on the CPU' if runs_on_cpu(p) else ''})" if p else slug
+    return f"{slug} — {p.title} ({p.kind}{', runs on the CPU' if p.runs_on_cpu else ''})" if p else slug
 
 
 def cpu_warning(problems: dict[str, Problem], slug: str | None, proposer: str, device: str, gpu: bool) -> str | None:
     """What a CPU run of this problem would give, said before it starts, where its rounds would never run."""
     problem = problems.get(slug or "")
     on_cpu = device == "cpu" or (device == "auto" and not gpu)
-    if problem is None or not on_cpu or proposer != "library" or runs_on_cpu(problem):
+    if problem is None or not on_cpu or proposer != "library" or problem.runs_on_cpu:
         return None
-    usable = sorted(s for s, p in problems.items() if runs_on_cpu(p))
+    usable = sorted(s for s, p in problems.items() if p.runs_on_cpu)
     return (f"{slug} ships no CPU implementation: on the CPU the library's candidates are compiled and analysed "
             "but never run (every round `needs_gpu`). Problems whose rounds run on the CPU: "
             + (", ".join(usable) if usable else "none in this library") + ".")
