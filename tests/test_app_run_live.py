@@ -304,3 +304,24 @@ def test_a_run_that_ended_early_says_why(controls) -> None:
     at = _open(run_id)
     said = " ".join(c.value for c in at.caption)
     assert "This run has finished: finished after 5 steps: the library proposer has nothing left" in said
+
+
+def test_a_cpu_candidates_diagnostics_speak_of_the_cpu_and_agree_with_the_roofline_chart(controls) -> None:
+    from db.models import Candidate, Diagnostic
+    from db.session import session_scope
+
+    run_id = make_run(device="cpu")
+    candidate_id = add_round(run_id, 0, diagnostics=False)  # a CPU run stores no ncu, energy or roofline
+    with session_scope() as session:
+        session.get(Candidate, candidate_id).language = "c"
+        session.add(Diagnostic(candidate_id=candidate_id, kind="static", data={"kernels": [], "features": {}}))
+    at = _open(run_id)
+    assert not at.exception
+    markdown = [m.value for m in at.markdown]
+    assert any(m.startswith("**Static analysis (source)") for m in markdown), markdown
+    assert not any("ptxas" in m or "SASS" in m or "Nsight Compute" in m for m in markdown)
+    said = " ".join(c.value for c in at.caption)
+    assert "No roofline: it needs" not in said
+    assert "the Roofline chart places this candidate from its measured times" in said
+    assert "analytical model over measured times" in said, said  # the chart does plot it
+    assert not any("No roofline yet" in i.value for i in at.info)

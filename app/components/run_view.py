@@ -268,7 +268,7 @@ def rounds_list(run: RunSummary, version: tuple, selected: int | None) -> None:
                 st.rerun()  # the whole page: the round panel beside the list shows the pick
 
 
-def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
+def round_panel(run: RunSummary, detail: CandidateDetail, version: tuple) -> None:
     """One round: code, diff, verdict and log, configurations, diagnostics, feedback, prompt/reply."""
     ev = detail.evaluation
     diagnostics = candidate_diagnostics(detail)
@@ -313,7 +313,10 @@ def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
         else:
             st.caption("No per-configuration results: the candidate did not get as far as running.")
     with tabs[4]:
-        show_diagnostics(diagnostics)
+        timed = bool(ev and ev.verdict == "correct" and any(c.candidate for c in configs_of(ev.configs or [])))
+        # the Roofline chart falls back to the problem's model only for a run that stored no roofline at all
+        charted = timed and diagnostics.roofline is None and not data.run_roofline(run.id, version)
+        show_diagnostics(diagnostics, cpu=detail.language == "c", charted=charted)
     with tabs[5]:
         feedback = diagnostics.feedback
         if feedback is not None and (diagnostics.feedback_text or feedback.details):
