@@ -325,3 +325,11 @@ def test_a_cpu_candidates_diagnostics_speak_of_the_cpu_and_agree_with_the_roofli
     assert "the Roofline chart places this candidate from its measured times" in said
     assert "analytical model over measured times" in said, said  # the chart does plot it
     assert not any("No roofline yet" in i.value for i in at.info)
+
+
+def test_a_rounds_times_fit_their_metrics(controls) -> None:
+    run_id = make_run()
+    add_round(run_id, 0, speedup=100 / 1578.0)  # a candidate of 1578 µs
+    at = _open(run_id)
+    values = {m.label: m.value for m in at.metric}
+    assert values["Candidate"] == "1.58 ms" and values["Baseline"] == "100 µs"

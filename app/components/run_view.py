@@ -291,7 +291,7 @@ def round_panel(run: RunSummary, detail: CandidateDetail, version: tuple) -> Non
     if ev and ev.flagged:
         flag_panel(ev)
     if ev:
-        cols = st.columns(4)
+        cols = [*st.columns(2), *st.columns(2)]  # two a row: a metric in a quarter of the detail column is cut
         cols[0].metric("Speedup", fmt_speedup(ev.speedup))
         cols[1].metric("Candidate", fmt_us(ev.candidate_us))
         cols[2].metric("Baseline", fmt_us(ev.baseline_us))
