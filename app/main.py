@@ -28,7 +28,7 @@ REFINE = (("problems.py", "Problems", ":material/library_books:"),
 DATA = (("flags.py", "Flags", ":material/flag:"),
         ("label.py", "Label", ":material/compare:"), ("ranker.py", "Ranker", ":material/leaderboard:"),
         ("export.py", "Export", ":material/ios_share:"))
-TOOLS = (("analyze.py", "Analyze", ":material/troubleshoot:"),)
+TOOLS = (("analyze.py", "Analyze", ":material/troubleshoot:"), ("settings.py", "Settings", ":material/settings:"))
 
 
 def page_specs(pages_dir: Path) -> dict[str, list[tuple[Path, str, str]]]:

@@ -9,8 +9,8 @@ import orjson
 from sqlalchemy import Text, func, select, type_coerce
 from sqlmodel import Session
 
-from db.models import Candidate, Diagnostic, Evaluation, Run
-from db.session import get_engine
+from db.models import Candidate, Diagnostic, Evaluation, ExportRecord, Run
+from db.session import get_engine, session_scope
 
 CANDIDATE_COLUMNS = (
     Candidate.id, Candidate.problem_slug, Candidate.run_id, Candidate.parent_id, Candidate.step, Candidate.depth,
@@ -76,3 +76,11 @@ def latest_rewards(problem_slug: str) -> dict[int, tuple[float | None, dict | No
         Evaluation.id.in_(latest))
     with Session(get_engine()) as session:
         return {cid: (reward, components) for cid, reward, components in session.execute(statement)}
+
+
+def recent_exports(limit: int = 20) -> list[ExportRecord]:
+    """The newest exports, whoever made them (the Export page and `refinery export` both record theirs)."""
+    with session_scope() as session:
+        rows = session.exec(select(ExportRecord).order_by(ExportRecord.id.desc()).limit(limit)).scalars().all()
+        session.expunge_all()
+        return list(rows)

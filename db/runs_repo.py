@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from sqlalchemy import func
 from sqlmodel import col, select
 
 from db.models import Candidate, Diagnostic, Evaluation, Run, RunControl, RunEvent, utcnow
@@ -95,6 +96,16 @@ def end_run(run_id: int, status: str, message: str, only_if: tuple[str, ...] = L
 def list_runs(limit: int = 50) -> list[Run]:
     with session_scope() as session:
         return list(session.exec(select(Run).order_by(col(Run.id).desc()).limit(limit)))
+
+
+def steps_done(run_ids: list[int]) -> dict[int, int]:
+    """Run id → steps stored (the last step + 1, as the dashboard counts rounds); runs with none are left out."""
+    if not run_ids:
+        return {}
+    with session_scope() as session:
+        rows = session.exec(select(Candidate.run_id, func.max(Candidate.step)).where(col(Candidate.run_id).in_(run_ids))
+                            .group_by(Candidate.run_id)).all()
+        return {run_id: last + 1 for run_id, last in rows if last is not None}
 
 
 def tree_rows(run_id: int) -> list[TreeRow]:

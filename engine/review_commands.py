@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from engine.cli_output import JSON_OPTION, cli_console, print_json
+
+console = cli_console()
 flags = typer.Typer(help="Flagged results: none earns a speed reward or enters a dataset until a person clears it.",
                     no_args_is_help=True)
 
 
 @flags.command("list")
 def list_flags(all_flags: bool = typer.Option(False, "--all", help="reviewed ones too"),
-               run: int = typer.Option(None, "--run", help="only this run's")) -> None:
+               run: int = typer.Option(None, "--run", help="only this run's"), as_json: bool = JSON_OPTION) -> None:
     """Flagged evaluations waiting for a person (newest first)."""
     from db.evaluations import list_flags as query
 
     rows = query(awaiting_only=not all_flags, run_id=run)
+    if as_json:
+        print_json([{"evaluation": row.evaluation_id, "candidate": row.candidate_id, "problem": row.problem_slug,
+                     "run": row.run_id, "speedup": row.speedup, "review": row.review, "reviewer": row.reviewer,
+                     "reason": row.reason} for row in rows])
+        return
     if not rows:
         console.print("no flagged results" + ("" if all_flags else " waiting for review"))
         return
@@ -25,7 +31,7 @@ def list_flags(all_flags: bool = typer.Option(False, "--all", help="reviewed one
     for row in rows:
         review = f"{row.review} by {row.reviewer}" if row.review else "waiting"
         table.add_row(str(row.evaluation_id), str(row.candidate_id), row.problem_slug, str(row.run_id or "-"),
-                      f"{row.speedup:.2f}×" if row.speedup else "-", review, row.reason[:90])
+                      f"{row.speedup:.2f}×" if row.speedup else "-", review, row.reason)
     console.print(table)
 
 

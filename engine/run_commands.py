@@ -7,19 +7,20 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console, Group
+from rich.console import Group
 from rich.live import Live
 from rich.spinner import Spinner
 from rich.table import Table
 
 from db import runs_repo
+from engine.cli_output import JSON_OPTION, cli_console, print_json
 from engine.runs import LLMOptions, RunExecutor, RunRequest, create_run, events_dir, reap_silent_runs
 from engine.scale import choose_ray
 from engine.search import STRATEGY_NAMES
 from engine.settings import get_settings
 from engine.usage import run_usage
 
-console = Console()
+console = cli_console()
 RAY_OPTION = typer.Option(None, "--ray/--no-ray", help="verify through Ray workers (default: when RAY_ADDRESS is set)")
 runs_app = typer.Typer(help="Inspect and resume runs.", no_args_is_help=True)
 
@@ -40,18 +41,24 @@ def _round_table(rows) -> Table:
 
 
 class _Progress:
-    """The live view under the rounds table: what the run is doing now and for how long (rich renders it
-    several times a second, so a long step shows its time ticking rather than a frozen header)."""
+    """The live view under the rounds table: what the run is doing now and how long the step has taken
+    (rich renders it several times a second, so a long step shows its time ticking rather than a frozen
+    header). The clock starts with the step, not with each message about it: a step whose samples arrive
+    one by one says "sample 2 is in" without its time going back to 0 s."""
 
     def __init__(self) -> None:
         self.text, self.since = "starting", time.monotonic()
         self.spinner = Spinner("dots")
 
     def set(self, text: str) -> None:
-        self.text, self.since = text, time.monotonic()
+        self.text = text
+
+    def step_stored(self) -> None:
+        """The step ended; the next one starts now."""
+        self.since = time.monotonic()
 
     def __rich__(self):
-        self.spinner.text = f"{self.text} ({time.monotonic() - self.since:.0f} s)"
+        self.spinner.text = f"{self.text} ({time.monotonic() - self.since:.0f} s into the step)"
         return self.spinner
 
 
@@ -64,6 +71,7 @@ def _execute_live(run_id: int) -> str:
 
     with Live(view(), console=console, refresh_per_second=4) as live:
         def show(step, items):
+            progress.step_stored()
             table[0] = _round_table(runs_repo.tree_rows(run_id))
             live.update(view())
 
@@ -134,13 +142,23 @@ def run_command(problem: str = typer.Option(..., "--problem", help="problem slug
 
 
 @runs_app.command("list")
-def list_command(limit: int = typer.Option(30, help="how many of the newest runs")) -> None:
-    """The newest runs with their status (a run whose process is gone is ended as failed first)."""
+def list_command(limit: int = typer.Option(30, help="how many of the newest runs"),
+                 as_json: bool = JSON_OPTION) -> None:
+    """The newest runs with their status and steps done of their budget (a run whose process is gone is ended
+    as failed first)."""
     reap_silent_runs()
-    table = Table("id", "problem", "proposer", "strategy", "status", "steps", "created")
-    for run in runs_repo.list_runs(limit):
-        table.add_row(str(run.id), run.problem_slug, run.proposer, run.strategy, run.status,
-                      str(run.rounds_budget), run.created_at.strftime("%Y-%m-%d %H:%M"))
+    runs = runs_repo.list_runs(limit)
+    done = runs_repo.steps_done([run.id for run in runs])
+    records = [{"id": run.id, "problem": run.problem_slug, "proposer": run.proposer, "strategy": run.strategy,
+                "status": run.status, "steps_done": done.get(run.id, 0), "steps_budget": run.rounds_budget,
+                "created": run.created_at} for run in runs]
+    if as_json:
+        print_json(records)
+        return
+    table = Table("id", "problem", "proposer", "strategy", "status", "steps (done / budget)", "created")
+    for r in records:
+        table.add_row(str(r["id"]), r["problem"], r["proposer"], r["strategy"], r["status"],
+                      f"{r['steps_done']} / {r['steps_budget']}", r["created"].strftime("%Y-%m-%d %H:%M"))
     console.print(table)
 
 

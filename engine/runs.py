@@ -570,6 +570,9 @@ def configure_run_log() -> None:
     `spawn_run_process` sends to the run folder's run.log, with times to read them against the rounds."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # the database upgrade on opening says what it does at INFO ("Context impl SQLiteImpl", one line per
+    # revision): not the run's story; its warnings and errors still come through
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 if __name__ == "__main__":

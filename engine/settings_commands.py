@@ -7,14 +7,55 @@ import json
 import os
 import tomllib
 
+import tomlkit
 import typer
-from rich.console import Console
+from pydantic import ValidationError
 from rich.table import Table
 
+from engine.cli_output import cli_console
 from engine.settings import Settings, get_settings
 
-console = Console()
+console = cli_console()
 SECRETS = ("team_password",)
+NOT_IN_FILE = ("home",)  # the file lives in home: home itself comes from REFINERY_HOME or the default
+
+
+class SettingError(ValueError):
+    """A setting that cannot be saved as given: unknown, not settable in the file, or an invalid value."""
+
+
+def editable_settings() -> list[str]:
+    """The settings a person may change in settings.toml (secrets are set by hand, home by the environment)."""
+    return [name for name in Settings.model_fields if name not in SECRETS + NOT_IN_FILE]
+
+
+def toml_value(raw: str) -> object:
+    """A value as typed: TOML (`0.3`, `true`, `[1, 2]`, `{ "gpt-4o-mini" = [0.15, 0.6] }`, `"text"`), else the
+    text itself, so a URL or a model name needs no quotes."""
+    try:
+        return tomlkit.parse(f"v = {raw.strip()}")["v"].unwrap()
+    except Exception:  # noqa: BLE001 - anything that is not a TOML value is taken as text
+        return raw.strip()
+
+
+def save_setting(name: str, raw: str) -> Settings:
+    """Validate `name = raw` against the settings' own types and limits, then write it into
+    `$REFINERY_HOME/settings.toml`, keeping the file's other lines and comments; the new settings.
+
+    An environment variable still wins over the file, as it does everywhere."""
+    if name not in editable_settings():
+        raise SettingError(f"{name!r} cannot be set here; one of {', '.join(editable_settings())}")
+    value = toml_value(raw)
+    try:
+        Settings(**{name: value})
+    except ValidationError as exc:
+        raise SettingError(f"{name} = {raw.strip()}: " + "; ".join(e["msg"] for e in exc.errors())) from exc
+    path = get_settings().home / "settings.toml"
+    document = tomlkit.parse(path.read_text()) if path.is_file() else tomlkit.document()
+    document[name] = value
+    path.write_text(tomlkit.dumps(document))
+    get_settings.cache_clear()
+    return get_settings()
 
 
 def setting_rows(settings: Settings) -> list[dict]:
@@ -35,8 +76,19 @@ def setting_rows(settings: Settings) -> list[dict]:
     return rows
 
 
-def settings_command(as_json: bool = typer.Option(False, "--json", help="machine-readable")) -> None:
+def settings_command(as_json: bool = typer.Option(False, "--json", help="machine-readable"),
+                     assign: list[str] = typer.Option([], "--set", help="NAME=VALUE written into settings.toml "
+                                                      "(VALUE as TOML, or plain text); repeat for several")) -> None:
     """Every setting: its value, where it came from (REFINERY_* variable, settings.toml, default), what it does."""
+    for item in assign:
+        name, sep, raw = item.partition("=")
+        try:
+            if not sep:
+                raise SettingError(f"{item!r}: expected NAME=VALUE")
+            save_setting(name.strip(), raw)
+        except SettingError as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(1) from exc
     settings = get_settings()
     rows = setting_rows(settings)
     if as_json:

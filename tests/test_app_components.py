@@ -367,3 +367,17 @@ def test_every_engine_verdict_has_its_own_word_and_colour(verdict: str) -> None:
 
     assert style.verdict_key(verdict) == verdict
     assert verdict in style.VERDICT_ORDER and style.verdict_words(verdict) != style.VERDICT_WORDS["pending"]
+
+
+def test_times_are_three_figures_at_most_so_a_metric_is_never_cut() -> None:
+    from app.components.style import fmt_us
+
+    assert [fmt_us(v) for v in (1578.0, 15780.0, 157.8, 15.78, 1.578, 2.5e6, None)] == \
+        ["1.58 ms", "15.8 ms", "158 µs", "15.8 µs", "1.58 µs", "2.50 s", "–"]
+    assert all(len(fmt_us(v)) <= 7 for v in (0.001234, 999.9, 123456.0, 9.99e8))
+
+
+def test_code_panes_wrap_long_lines_inside_the_pane() -> None:
+    long_line = "x = " + " + ".join(f"value_{i}" for i in range(80))
+    for html_text in (highlight_html(long_line, "python"), diff_html(unified_diff("a = 1", long_line))):
+        assert "white-space:pre-wrap" in html_text and "overflow-wrap:anywhere" in html_text

@@ -45,3 +45,45 @@ def test_each_export_gets_a_folder_named_by_its_kind_and_earlier_ones_stay_downl
     assert all(str(f) in listed for f in folders)
     buttons = at.get("download_button")
     assert len(buttons) == 3  # the one just written, and both in the list of earlier exports
+
+
+@pytest.mark.usefixtures("populated")
+def test_earlier_exports_count_pairs_as_pairs_and_include_those_of_the_command_line(refinery_home):
+    import json
+
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    result = CliRunner().invoke(app, ["export", "preferences"])
+    assert result.exit_code == 0, result.output
+    [folder] = (refinery_home / "exports").iterdir()
+    pairs = len((folder / "data" / "standard.jsonl").read_text().splitlines())
+    assert pairs > 0 and pairs == len((folder / "data" / "conversational.jsonl").read_text().splitlines())
+    assert f"exported {pairs:,} pairs" in result.output
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    [entry] = [m.value for m in at.markdown if str(folder) in m.value]
+    assert f"{pairs:,} pairs (each in standard and conversational form)" in entry
+    assert f"{2 * pairs:,} rows" not in entry
+    assert json.loads((folder / "data" / "standard.jsonl").read_text().splitlines()[0])["prompt"]
+
+
+def test_a_p_value_never_reads_as_zero() -> None:
+    from app.components.style import fmt_p_value
+
+    assert fmt_p_value(0.0) == "< 1e-16" and fmt_p_value(3e-40) == "< 1e-16"
+    assert fmt_p_value(2.5e-7) == "2.50e-07" and fmt_p_value(0.0312) == "0.031" and fmt_p_value(None) == "–"
+
+
+@pytest.mark.usefixtures("populated")
+def test_the_preference_preview_shows_tiny_p_values_as_such(refinery_home):
+    from engine.export import ExportFilters
+    from engine.export.kinds import preference_rows
+
+    written = [row["p_value"] for row in preference_rows(ExportFilters()) if row["p_value"] is not None]
+    assert written and min(written) < 1e-16  # pairs measured far apart: the test is certain
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.selectbox(key="export_kind").set_value("preferences").run()
+    [preview] = [df.value for df in at.dataframe if "p_value" in df.value.columns]
+    shown = preview["p_value"].tolist()
+    assert "< 1e-16" in shown and not any(str(v) in ("0", "0.0") for v in shown), shown

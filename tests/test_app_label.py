@@ -95,3 +95,30 @@ def test_undo_takes_the_last_vote_back_and_shows_that_pair_again(candidates):
 def test_the_agreement_panel_is_on_the_page(candidates):
     at = started()
     assert any("κ" in m.label for m in at.metric)
+
+
+def test_a_kappa_from_two_overlapping_pairs_names_them_and_says_they_are_too_few(candidates):
+    from db.labels import add_label, get_or_create_labeler
+
+    ann, bob = get_or_create_labeler("ann"), get_or_create_labeler("bob")
+    for labeler in (ann, bob):
+        for a, b in ((candidates[0], candidates[1]), (candidates[2], candidates[3])):
+            add_label(labeler_id=labeler.id, session_id=None, candidate_a_id=a, candidate_b_id=b, choice="a")
+    at = signed_in()
+    [kappa] = [m for m in at.metric if "κ" in m.label]
+    assert kappa.label == "Cohen's κ (overall, 2 pairs)" and kappa.value == "1.00"
+    assert any("only 2 overlapping pair(s): too few" in c.value for c in at.caption)
+
+
+def test_the_uncertain_queue_without_a_ranker_says_it_serves_random_pairs(candidates):
+    at = signed_in()
+    assert at.selectbox(key="label_queue").value == "uncertain"
+    assert any("No ranker is trained yet" in w.value and "random pairs" in w.value for w in at.sidebar.warning)
+    at.selectbox(key="label_queue").set_value("random")
+    at.button(key="label_start").click().run()
+    assert not at.sidebar.warning
+    at.selectbox(key="label_queue").set_value("uncertain")
+    at.button(key="label_start").click().run()
+    at.session_state["label_pair"] = None
+    at.run()
+    assert any("no ranker trained yet" in c.value for c in at.caption)  # the pair says why it was chosen

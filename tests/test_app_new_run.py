@@ -97,13 +97,38 @@ def test_the_problem_from_the_link_is_preselected(engine_calls) -> None:
     assert at.selectbox(key="nr_problem").value == "gemm"
 
 
-def test_profiling_is_on_by_default_and_can_be_turned_off(engine_calls) -> None:
+def test_profiling_is_on_by_default_and_can_be_turned_off(engine_calls, monkeypatch) -> None:
+    from app.components import engine_api
+
+    monkeypatch.setattr(engine_api, "gpu_available", lambda: True)
     at = app_at(PAGE)
     at.selectbox(key="nr_problem").set_value("transpose")
     at.button(key="nr_start").click().run()
     at.checkbox(key="nr_profile").uncheck()
     at.button(key="nr_start").click().run()
     assert [request.profile for request in engine_calls] == [True, False]
+
+
+def test_on_a_machine_without_a_gpu_profiling_is_unticked_and_disabled(engine_calls) -> None:
+    at = app_at(PAGE)  # engine_calls' machine has no GPU; the device is left at auto
+    assert at.selectbox(key="nr_device").value == "auto"
+    profile = at.checkbox(key="nr_profile")
+    assert profile.disabled and profile.value is False
+    at.selectbox(key="nr_problem").set_value("transpose")
+    at.button(key="nr_start").click().run()
+    assert engine_calls[-1].profile is False
+
+
+def test_an_unset_key_for_a_local_endpoint_is_no_warning(engine_calls, monkeypatch) -> None:
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    at = app_at(PAGE)
+    at.segmented_control(key="nr_proposer").set_value("llm").run()
+    at.text_input(key="nr_key_env").set_value("NOT_SET_ANYWHERE").run()
+    assert any("NOT_SET_ANYWHERE" in w.value for w in at.warning)  # the default endpoint is a remote one
+    for local in ("http://127.0.0.1:8000/v1", "http://localhost:11434/v1", "http://[::1]:8080/v1"):
+        at.text_input(key="nr_base_url").set_value(local).run()
+        assert not any("NOT_SET_ANYWHERE" in w.value for w in at.warning), local
+        assert any("fine for a local endpoint" in c.value for c in at.caption)
 
 
 def test_a_cpu_run_asks_for_no_profile(engine_calls) -> None:

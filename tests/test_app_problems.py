@@ -27,6 +27,18 @@ def test_filtering_by_kind_leaves_only_that_kind(refinery_home) -> None:
     assert set(_table(at)["kind"]) == {"c"}
 
 
+def test_the_table_says_which_problems_run_on_the_cpu_and_can_keep_only_those(refinery_home) -> None:
+    from engine.problems import scan_all
+
+    cpu = {p.slug for p in scan_all().problems if any(i.device == "cpu" for i in p.implementations)}
+    at = app_at(PAGE)
+    table = _table(at)
+    assert cpu and set(table["slug"]) - cpu  # the library has both
+    assert {slug for slug, runs in zip(table["slug"], table["runs on the CPU"], strict=True) if runs} == cpu
+    at.toggle(key="pf_cpu").set_value(True).run()
+    assert set(_table(at)["slug"]) == cpu
+
+
 def test_a_search_with_no_match_says_so(refinery_home) -> None:
     at = app_at(PAGE)
     at.text_input(key="pf_text").set_value("no such kernel anywhere").run()

@@ -45,3 +45,22 @@ def test_the_train_button_stores_a_new_version(refinery_home):
     assert not at.exception
     assert any("Stored ranker v1" in s.value for s in at.success)
     assert table_with(at, "version")["version"].tolist() == [1]
+
+
+def test_the_pages_auc_names_its_pair_set_and_rank_eval_prints_the_same_number_for_it(refinery_home):
+    from typer.testing import CliRunner
+
+    from engine.cli import app
+
+    write_synthetic(SyntheticConfig(problems=5, candidates_per_problem=8))
+    row = train(TrainConfig(fit=FitConfig(min_steps=100)))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    [auc] = [m for m in at.metric if m.label.startswith("AUC")]
+    assert auc.label == "AUC, all held-out pairs"
+    pairs = row.metrics["heldout"]["all"]["pairs"]
+    assert any(f"on the {pairs:,} pairs (measured and human)" in c.value and "rank eval" in c.value
+               for c in at.caption)
+    evaluated = CliRunner().invoke(app, ["rank", "eval", "--version", str(row.version)], env={"COLUMNS": "200"})
+    assert evaluated.exit_code == 0, evaluated.output
+    [line] = [line for line in evaluated.output.splitlines() if "all (measured + human)" in line]
+    assert str(pairs) in line and auc.value in line

@@ -154,6 +154,53 @@ def test_a_failed_run_shows_its_error(controls) -> None:
     assert any("worker crashed twice" in e.value for e in at.error)
 
 
+def _picker_labels(at) -> list[str]:
+    return list(at.selectbox(key="live_run_pick").options)  # as drawn, through the page's format_func
+
+
+def test_the_run_picker_labels_every_run_with_its_status_now(controls) -> None:
+    ids = {status: make_run(status=status) for status in ("running", "paused", "queued")}
+    at = _open(ids["running"])
+    for status, run_id in ids.items():
+        set_status(run_id, {"running": "stopped", "paused": "failed", "queued": "running"}[status])
+    at.run()  # within the list's cache time: the statuses are read again all the same
+    labels = _picker_labels(at)
+    assert any(label.startswith(f"#{ids['running']} ") and label.endswith("· stopped") for label in labels), labels
+    assert any(label.startswith(f"#{ids['paused']} ") and label.endswith("· failed") for label in labels), labels
+    assert any(label.startswith(f"#{ids['queued']} ") and label.endswith("· running") for label in labels), labels
+
+
+def test_an_open_run_page_is_drawn_again_when_a_listed_run_changes_status(controls, monkeypatch) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    real_fragment, timers = st.fragment, []
+
+    def fragment(func, *, run_every=None, **kwargs):
+        wrapped = real_fragment(func, run_every=run_every, **kwargs)
+
+        def call(*args):
+            if run_every:
+                timers.append((func, run_every, args))
+            return wrapped(*args)
+        return call
+
+    monkeypatch.setattr(st, "fragment", fragment)
+    stopped, running = make_run(status="stopped"), make_run(status="running")
+    at = _open(stopped)  # a terminal run: no live check of its own
+    assert not at.exception
+    [(check, every, args)] = [timer for timer in timers if timer[0].__name__ == "_statuses_check"]
+    assert every <= 10
+    reruns: list[str] = []
+    monkeypatch.setattr(st, "rerun", lambda *a, **k: reruns.append("rerun"))
+    checks = AppTest.from_function(_run_checks, args=(check, args, 1))
+    checks.run()
+    assert not checks.exception and reruns == []  # nothing changed: nothing drawn
+    set_status(running, "paused")
+    checks.run()
+    assert reruns == ["rerun"]
+
+
 def test_an_unknown_run_number_is_said_in_words(controls) -> None:
     make_run()
     at = _open(424242)
@@ -207,7 +254,7 @@ def test_an_open_live_page_checks_once_a_second_and_a_check_with_nothing_new_rea
     monkeypatch.setattr(st, "fragment", fragment)
     run_id, _ = seed_run(3)
     at = _open(run_id)
-    [(check, every, args)] = timers
+    [(check, every, args)] = [timer for timer in timers if timer[0].__name__ == "_live_check"]
     assert every >= 1.0
     reads: list[str] = []
     for name in ("run_progress", "run_summary", "run_rounds", "run_points", "run_roofline", "candidate"):
@@ -276,3 +323,32 @@ def test_a_cpu_timing_that_shared_its_cores_is_warned_of_beside_the_speedup(cont
     at = _open(run_id)
     assert not at.exception
     assert [w.value for w in at.warning if "shared its cores" in w.value] == [note]
+
+
+def test_a_cpu_candidates_diagnostics_speak_of_the_cpu_and_agree_with_the_roofline_chart(controls) -> None:
+    from db.models import Candidate, Diagnostic
+    from db.session import session_scope
+
+    run_id = make_run(device="cpu")
+    candidate_id = add_round(run_id, 0, diagnostics=False)  # a CPU run stores no ncu, energy or roofline
+    with session_scope() as session:
+        session.get(Candidate, candidate_id).language = "c"
+        session.add(Diagnostic(candidate_id=candidate_id, kind="static", data={"kernels": [], "features": {}}))
+    at = _open(run_id)
+    assert not at.exception
+    markdown = [m.value for m in at.markdown]
+    assert any(m.startswith("**Static analysis (source)") for m in markdown), markdown
+    assert not any("ptxas" in m or "SASS" in m or "Nsight Compute" in m for m in markdown)
+    said = " ".join(c.value for c in at.caption)
+    assert "No roofline: it needs" not in said
+    assert "the Roofline chart places this candidate from its measured times" in said
+    assert "analytical model over measured times" in said, said  # the chart does plot it
+    assert not any("No roofline yet" in i.value for i in at.info)
+
+
+def test_a_rounds_times_fit_their_metrics(controls) -> None:
+    run_id = make_run()
+    add_round(run_id, 0, speedup=100 / 1578.0)  # a candidate of 1578 µs
+    at = _open(run_id)
+    values = {m.label: m.value for m in at.metric}
+    assert values["Candidate"] == "1.58 ms" and values["Baseline"] == "100 µs"

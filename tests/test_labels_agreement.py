@@ -55,6 +55,13 @@ def test_two_labelers_agreeing_on_every_overlapping_pair_have_kappa_one():
     assert ann.votes == 3 and ann.overlap_pairs == 2 and ann.kappa == 1.0
 
 
+def test_a_kappa_from_fewer_than_twenty_overlapping_pairs_carries_a_caveat_and_one_from_twenty_none():
+    labels = [vote(1, 2, 1, "a"), vote(2, 1, 2, "b"), vote(3, 4, 1, "b"), vote(4, 3, 2, "a")]
+    assert "only 2 overlapping pair(s)" in compute_agreement(labels, {1: "ann", 2: "bob"}, {}).kappa_caveat
+    many = [vote(k, k + 1, labeler, "a") for k in range(0, 40, 2) for labeler in (1, 2)]
+    assert compute_agreement(many, {1: "ann", 2: "bob"}, {}).kappa_caveat is None
+
+
 def test_only_the_newest_live_vote_of_a_labeler_on_a_pair_counts():
     labels = [vote(1, 2, 1, "b"), vote(1, 2, 1, "a"), vote(1, 2, 2, "a"), vote(1, 2, 2, "b", undone=True)]
     assert compute_agreement(labels, {}, {}).raw_agreement == 1.0

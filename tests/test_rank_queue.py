@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from db.labels import CandidateEvidence, LabelRow
-from engine.rank.queue import QueueSnapshot, choose_pair, key
+from engine.rank.queue import NO_RANKER, QueueSnapshot, choose_pair, key
 from tests.rank_support import measured
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -63,10 +63,12 @@ def test_new_problems_starts_with_the_problem_that_has_no_labels():
     assert key(pair.first, pair.second) == (3, 4) and pair.reason == "new-problems"
 
 
-def test_strategies_that_need_a_ranker_fall_back_to_random_without_one():
+def test_strategies_that_need_a_ranker_fall_back_to_random_without_one_and_say_why():
     snapshot = QueueSnapshot([cand(1), cand(2)], [])
-    assert pick(snapshot, "uncertain").reason == "random"
-    assert pick(snapshot, "disagreement").reason == "random"
+    assert pick(snapshot, "uncertain").reason == NO_RANKER
+    assert pick(snapshot, "disagreement").reason == NO_RANKER
+    assert "no ranker" in NO_RANKER
+    assert pick(snapshot, "random").reason == "random"
 
 
 def test_a_labeler_never_sees_a_pair_twice_and_a_skip_counts_as_seen():

@@ -22,6 +22,10 @@ LEXERS: dict[str, type[Lexer]] = {"python": PythonLexer, "pytorch": PythonLexer,
 _FRAME = ('<div class="kr-code" style="max-height:{height}px;overflow:auto;border-radius:8px;'
           'font-size:12.5px;line-height:1.45;border:1px solid #1f2933">{body}</div>')
 
+# Long lines wrap inside the pane (a side-by-side pane is narrow, and a scroll bar hidden by the system reads
+# as code cut off); a word longer than the pane breaks rather than running out of it.
+PRE_STYLE = "margin:0;padding:12px 14px;white-space:pre-wrap;overflow-wrap:anywhere;"
+
 
 def language_of(language: str | None, source: str = "") -> str:
     """Our language tag for a source: the stored one, else a guess from CUDA's telltale words."""
@@ -37,7 +41,7 @@ def language_of(language: str | None, source: str = "") -> str:
 def highlight_html(source: str, language: str | None, line_numbers: bool = True, height: int = 520) -> str:
     lexer = LEXERS.get(language_of(language, source), TextLexer)()
     formatter = HtmlFormatter(noclasses=True, style=CODE_STYLE, linenos="inline" if line_numbers else False,
-                              nobackground=False, prestyles="margin:0;padding:12px 14px;")
+                              nobackground=False, prestyles=PRE_STYLE)
     return _FRAME.format(height=height, body=highlight(source or "", lexer, formatter))
 
 
@@ -55,7 +59,7 @@ def diff_stats(diff: str) -> tuple[int, int]:
 
 
 def diff_html(diff: str, height: int = 520) -> str:
-    formatter = HtmlFormatter(noclasses=True, style=CODE_STYLE, prestyles="margin:0;padding:12px 14px;")
+    formatter = HtmlFormatter(noclasses=True, style=CODE_STYLE, prestyles=PRE_STYLE)
     return _FRAME.format(height=height, body=highlight(diff, DiffLexer(), formatter))
 
 

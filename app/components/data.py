@@ -97,6 +97,13 @@ def _recent_runs(limit: int = 200) -> list[queries.RunSummary]:
     return queries.recent_runs(limit)
 
 
+def run_statuses(run_ids: tuple[int, ...]) -> dict[int, str]:
+    """Uncached on purpose: a picker's labels say each run's status as it is now, not as it was
+    when a cached list was read."""
+    reap_silent_runs()
+    return queries.run_statuses(list(run_ids))
+
+
 def run_progress(run_id: int) -> queries.RunProgress | None:
     """Uncached on purpose: this is the fingerprint the cached reads below are keyed on."""
     reap_silent_runs()

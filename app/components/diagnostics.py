@@ -207,10 +207,15 @@ def _show_ncu(record: NcuRecord) -> None:
             _table(key_value_frame(asdict(record.summary)))
 
 
-def show_diagnostics(diagnostics: CandidateDiagnostics) -> None:
-    """Registers, occupancy and its limiter, instruction mix, ncu metrics, energy, roofline."""
+def show_diagnostics(diagnostics: CandidateDiagnostics, cpu: bool = False, charted: bool = False) -> None:
+    """Registers, occupancy and its limiter, instruction mix, ncu metrics, energy, roofline.
+
+    `cpu`: the candidate is C that ran on the CPU, so nothing here is about ptxas, SASS, ncu or NVML.
+    `charted`: no roofline diagnostic was stored, but the Roofline chart places it from its measured times and
+    the problem's model; the words here say the same as that chart.
+    """
     static, ncu, energy, roofline = diagnostics.static, diagnostics.ncu, diagnostics.energy, diagnostics.roofline
-    if _section("Static analysis (ptxas, SASS, source)", static is not None,
+    if _section("Static analysis (source)" if cpu else "Static analysis (ptxas, SASS, source)", static is not None,
                 "No static analysis stored for this candidate (it may not have compiled).",
                 diagnostics.bottlenecks.get("static")):
         resources, mix = kernels_frames(static.kernels, static.arch)
@@ -222,14 +227,21 @@ def show_diagnostics(diagnostics: CandidateDiagnostics) -> None:
         if static.features:
             with st.expander(f"Source and binary features ({len(static.features)})"):
                 _table(key_value_frame(static.features))
-    if _section("Nsight Compute metrics", ncu is not None,
-                "No ncu profile: profiling runs on a GPU, within its time budget.", diagnostics.bottlenecks.get("ncu")):
-        _show_ncu(ncu)
-    if _section("Energy (NVML)", energy is not None, "No energy reading for this candidate.",
-                diagnostics.bottlenecks.get("energy")):
-        st.caption(energy_text(energy))
-    if _section("Roofline", roofline is not None, "No roofline: it needs timed runs.",
-                diagnostics.bottlenecks.get("roofline")):
+    if cpu:
+        st.caption("Nsight Compute and NVML energy measure GPU kernels; this candidate ran on the CPU.")
+    else:
+        if _section("Nsight Compute metrics", ncu is not None, "No ncu profile: profiling runs on a GPU, within its "
+                    "time budget.", diagnostics.bottlenecks.get("ncu")):
+            _show_ncu(ncu)
+        if _section("Energy (NVML)", energy is not None, "No energy reading for this candidate.",
+                    diagnostics.bottlenecks.get("energy")):
+            st.caption(energy_text(energy))
+    if charted:
+        empty = ("No roofline diagnostic stored: the Roofline chart places this candidate from its measured times "
+                 "and the problem's FLOP and byte model" + (" (no CPU roofs to classify it against)." if cpu else "."))
+    else:
+        empty = "No roofline: it needs a run that was correct and timed."
+    if _section("Roofline", roofline is not None, empty, diagnostics.bottlenecks.get("roofline")):
         table = roofline_table(roofline)
         if not table.empty:
             _table(table)

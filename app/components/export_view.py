@@ -10,7 +10,8 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from engine.export import FORMATS, KINDS, ExportFilters, export_dataset
+from app.components.style import fmt_p_value
+from engine.export import FORMATS, KINDS, ExportFilters, counted, export_dataset
 from engine.export.filters import LABEL_SOURCES
 
 VERDICTS = ("correct", "incorrect", "compile_error", "load_error", "runtime_error", "timeout",
@@ -61,6 +62,8 @@ def preview(kind: str, filters: ExportFilters) -> None:
                 icon=":material/inbox:")
         return
     frame = pd.DataFrame(sample)
+    if "p_value" in frame.columns:  # written as the float it is; shown so that a tiny one does not read as 0
+        frame["p_value"] = frame["p_value"].map(fmt_p_value)
     for column in frame.columns:  # nested values (messages, turns) read better as text in a preview
         if frame[column].map(lambda v: isinstance(v, list | dict)).any():
             frame[column] = frame[column].map(lambda v: str(v)[:200])
@@ -81,7 +84,7 @@ def run_export(kind: str, fmt: str, out: Path | None, filters: ExportFilters) ->
     with st.status(f"Exporting {kind} …", expanded=True) as status:
         line = st.empty()
         result = export_dataset(kind, fmt, out, filters, lambda name, n: line.write(f"{name}: {n:,} rows"))
-        status.update(label=f"Exported {sum(result.counts.values()):,} rows to {result.out_dir}", state="complete")
+        status.update(label=f"Exported {result.describe()} to {result.out_dir}", state="complete")
     for name, count in result.counts.items():
         st.write(f"`{result.files[name]}`: {count:,} rows")
     download(result.out_dir, key="export_download")
@@ -99,21 +102,17 @@ def download(folder: Path, key: str) -> None:
 
 
 def history(limit: int = 20) -> None:
-    from sqlmodel import col, select
+    """Earlier exports, from this page and from `refinery export` alike, each counted in its own unit."""
+    from db.export_queries import recent_exports
 
-    from db.models import ExportRecord
-    from db.session import session_scope
-
-    with session_scope() as session:
-        records = list(session.exec(select(ExportRecord).order_by(col(ExportRecord.id).desc()).limit(limit)))
+    records = recent_exports(limit)
     if not records:
         return
     st.subheader("Earlier exports")
     for record in records:
         folder = Path(record.out_dir)
-        rows = sum((record.counts or {}).values())
         left, right = st.columns([3, 1], vertical_alignment="center")
-        left.markdown(f"**{record.kind}** · {record.format} · {rows:,} rows · "
+        left.markdown(f"**{record.kind}** · {record.format} · {counted(record.kind, record.counts or {})} · "
                       f"{record.created_at:%Y-%m-%d %H:%M} UTC  \n`{folder}`")
         with right:
             download(folder, key=f"export_history_{record.id}")

@@ -97,6 +97,8 @@ def session_sidebar(labeler: LabelerRow, problems: Sequence[str]) -> SessionRow 
         st.markdown(f"Signed in as **{labeler.name}**")
         queue = st.selectbox("Queue", list(QUEUE_HELP), key="label_queue", format_func=lambda q: q,
                              help="; ".join(f"{k}: {v}" for k, v in QUEUE_HELP.items()))
+        if warning := labeling.queue_warning(queue):
+            st.warning(warning, icon=":material/shuffle:")
         blind = st.toggle("Blind (label from code alone)", key="label_blind")
         problem = st.selectbox("Problem", ["(all)", *problems], key="label_problem")
         st.number_input("Session goal", min_value=1, max_value=1000, value=20, key="label_goal")
@@ -189,10 +191,13 @@ def agreement_frame(report: AgreementReport) -> pd.DataFrame:
 
 def agreement_panel(report: AgreementReport) -> None:
     cols = st.columns(4)
-    cols[0].metric("Cohen's κ (overall)", "–" if report.overall_kappa is None else f"{report.overall_kappa:.2f}")
+    cols[0].metric(f"Cohen's κ (overall, {report.overlap_pairs} pairs)",
+                   "–" if report.overall_kappa is None else f"{report.overall_kappa:.2f}")
     cols[1].metric("Overlapping pairs", report.overlap_pairs)
     cols[2].metric("Agreement with measurement", percent(report.measured_agreement))
     cols[3].metric("Left side chosen", percent(report.left_share), help="of A/B votes; far from 50 % = position bias")
+    if report.kappa_caveat:
+        st.caption(f":material/warning: κ {report.kappa_caveat}.")
     if report.labelers:
         st.dataframe(agreement_frame(report), hide_index=True, key="label_agreement")
 

@@ -82,23 +82,18 @@ def build_request(form: RunForm, runs_module):
                                   prompts=dict(form.prompts) if form.proposer == "llm" else {})
 
 
-def runs_on_cpu(problem: Problem) -> bool:
-    """Whether the problem ships CPU implementations, so a CPU-only library run gets rounds that run."""
-    return any(i.device == "cpu" for i in problem.implementations)
-
-
 def _problem_label(problems: dict[str, Problem], slug: str) -> str:
     p = problems.get(slug)
-    return f"{slug} — {p.title} ({p.kind}{', runs on the CPU' if runs_on_cpu(p) else ''})" if p else slug
+    return f"{slug} — {p.title} ({p.kind}{', runs on the CPU' if p.runs_on_cpu else ''})" if p else slug
 
 
 def cpu_warning(problems: dict[str, Problem], slug: str | None, proposer: str, device: str, gpu: bool) -> str | None:
     """What a CPU run of this problem would give, said before it starts, where its rounds would never run."""
     problem = problems.get(slug or "")
     on_cpu = device == "cpu" or (device == "auto" and not gpu)
-    if problem is None or not on_cpu or proposer != "library" or runs_on_cpu(problem):
+    if problem is None or not on_cpu or proposer != "library" or problem.runs_on_cpu:
         return None
-    usable = sorted(s for s, p in problems.items() if runs_on_cpu(p))
+    usable = sorted(s for s, p in problems.items() if p.runs_on_cpu)
     return (f"{slug} ships no CPU implementation: on the CPU the library's candidates are compiled and analysed "
             "but never run (every round `needs_gpu`). Problems whose rounds run on the CPU: "
             + (", ".join(usable) if usable else "none in this library") + ".")
@@ -130,6 +125,8 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
         prompts: dict[str, str] = {}
         concurrency, max_tokens, stream, extra_body = 4, 8192, True, ""
         if proposer == "llm":
+            from engine.propose.endpoint import key_warning
+
             with st.container(border=True):
                 base_url = st.text_input("Base URL", value=settings.llm_base_url, key="nr_base_url",
                                          help="Any OpenAI-compatible endpoint.")
@@ -137,9 +134,11 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                 key_env = st.text_input("API key from environment variable", value=settings.llm_api_key_env,
                                         key="nr_key_env", help="The key stays in the environment: the run "
                                         "process reads it, the database never stores it.")
-                if key_env.strip() and not os.environ.get(key_env.strip()):
-                    st.warning(f"`{key_env.strip()}` is not set in the dashboard's environment; the run process "
-                               "inherits this environment, so its LLM calls would fail.", icon=":material/key_off:")
+                if warning := key_warning(base_url, key_env, os.environ):
+                    st.warning(warning, icon=":material/key_off:")
+                elif key_env.strip() and not os.environ.get(key_env.strip()):
+                    st.caption(f"`{key_env.strip()}` is not set: fine for a local endpoint that needs no key "
+                               "(Test connection tells).")
                 temperature = st.slider("Temperature", 0.0, 2.0, float(settings.llm_temperature), 0.05,
                                         key="nr_temperature")
                 if st.button("Test connection", icon=":material/network_check:", key="nr_test_endpoint"):
@@ -173,8 +172,11 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                        "problems run.")
         if warning := cpu_warning(problems, slug, proposer or "library", device, gpu):
             st.warning(warning, icon=":material/memory:")
-        profile = st.checkbox("Profile correct candidates (ncu and energy)", value=settings.ncu_in_runs,
-                              key="nr_profile", disabled=device == "cpu",
+        cpu_only = device == "cpu" or not gpu  # nothing to profile: ncu and NVML need a GPU
+        if cpu_only:
+            st.session_state["nr_profile"] = False
+        profile = st.checkbox("Profile correct candidates (ncu and energy)",
+                              value=settings.ncu_in_runs and not cpu_only, key="nr_profile", disabled=cpu_only,
                               help="On a GPU, each correct candidate gets Nsight Compute metrics (about 7 s) and "
                                    "its energy per call beside the baseline's (about 2 s). Off: static "
                                    "diagnostics only, faster rounds.")

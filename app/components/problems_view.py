@@ -38,6 +38,7 @@ class ProblemFilter:
     kinds: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     sizes: tuple[str, ...] = ()
+    cpu_only: bool = False  # only problems whose rounds run without a GPU
 
 
 def largest_bytes(problem: Problem) -> float | None:
@@ -60,7 +61,8 @@ def matches(problem: Problem, flt: ProblemFilter) -> bool:
     return (all(w in haystack for w in words)
             and (not flt.kinds or problem.kind in flt.kinds)
             and (not flt.tags or set(flt.tags) <= set(problem.tags))
-            and (not flt.sizes or size_bucket(problem) in flt.sizes))
+            and (not flt.sizes or size_bucket(problem) in flt.sizes)
+            and (not flt.cpu_only or problem.runs_on_cpu))
 
 
 def filter_problems(problems: Sequence[Problem], flt: ProblemFilter) -> list[Problem]:
@@ -74,8 +76,9 @@ def problems_frame(problems: Sequence[Problem]) -> pd.DataFrame:
         rows.append({"slug": p.slug, "title": p.title, "kind": p.kind, "tags": ", ".join(p.tags),
                      "configs": f"{len(p.visible_configs)} + {len(p.hidden_configs)} hidden",
                      "largest": f"{nbytes / 1e6:,.0f} MB" if nbytes else "–",
-                     "implementations": len(p.implementations), "source": p.source})
-    columns = ["slug", "title", "kind", "tags", "configs", "largest", "implementations", "source"]
+                     "implementations": len(p.implementations), "runs on the CPU": p.runs_on_cpu,
+                     "source": p.source})
+    columns = ["slug", "title", "kind", "tags", "configs", "largest", "implementations", "runs on the CPU", "source"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -102,7 +105,10 @@ def filters(problems: Sequence[Problem]) -> ProblemFilter:
     chosen_tags = cols[2].multiselect("Tags", tags, key="pf_tags", persist_state="session")
     sizes = cols[3].multiselect("Size", list(SIZE_BUCKETS), key="pf_size", persist_state="session",
                                 help="Minimum DRAM traffic of the largest configuration.")
-    return ProblemFilter(text or "", tuple(chosen_kinds), tuple(chosen_tags), tuple(sizes))
+    cpu_only = st.toggle("Only problems that run on the CPU", key="pf_cpu", persist_state="session",
+                         help="Problems shipping CPU implementations: their rounds run on a machine without a GPU "
+                              "(CUDA candidates there are compiled and analysed, never run).")
+    return ProblemFilter(text or "", tuple(chosen_kinds), tuple(chosen_tags), tuple(sizes), bool(cpu_only))
 
 
 def problem_card(problem: Problem) -> None:

@@ -22,7 +22,7 @@ from app.components.code import language_of, show_code, show_diff
 from app.components.diagnostics import configs_frame, findings_frame, show_diagnostics
 from app.components.errors import shown_errors
 from app.components.flag_review import flag_panel
-from app.components.live_check import CHECK_EVERY_S, LiveCheck
+from app.components.live_check import CHECK_EVERY_S, STATUS_EVERY_S, LiveCheck
 from app.components.style import (
     fmt_speedup,
     fmt_us,
@@ -40,7 +40,12 @@ ROUNDS_PER_PAGE = 15
 
 
 def pick_run() -> int | None:
-    """The run named by `?run=ID`, else a picker over the newest runs (choosing one sets the URL)."""
+    """The run named by `?run=ID`, else a picker over the newest runs (choosing one sets the URL).
+
+    Each label says its run's status as read now (the list of runs is cached for seconds, a status is
+    not), and an open page is drawn again when any listed run changes status (`_statuses_check`), so a
+    run that was stopped, paused, failed or started elsewhere never shows its old status here.
+    """
     recent = data.recent_runs()
     wanted = st.query_params.get("run")
     try:
@@ -53,17 +58,23 @@ def pick_run() -> int | None:
         ids.insert(0, run_id)
     if not ids:
         return None
-    status = {r.id: r.status for r in recent}
-    index = ids.index(run_id) if run_id in ids else 0
-    shown = data.run_progress(ids[index])  # the list is cached for seconds; the run on screen shows its status now
-    if shown is not None:
-        status[ids[index]] = shown.status
-    labels = {r.id: f"#{r.id} · {r.problem_slug} · {r.strategy} · {status[r.id]}"
+    listed = tuple(r.id for r in recent)
+    status = data.run_statuses(listed)
+    labels = {r.id: f"#{r.id} · {r.problem_slug} · {r.strategy} · {status.get(r.id, r.status)}"
                     + (" · recorded" if r.recorded else "") for r in recent}
+    index = ids.index(run_id) if run_id in ids else 0
     choice = st.selectbox("Run", ids, index=index, format_func=lambda i: labels.get(i, f"#{i}"), key="live_run_pick")
     if str(choice) != st.query_params.get("run"):
         st.query_params["run"] = str(choice)
+    st.fragment(_statuses_check, run_every=STATUS_EVERY_S)(listed, status)
     return choice
+
+
+def _statuses_check(listed: tuple[int, ...], drawn: dict[int, str]) -> None:
+    """Draws nothing; has the page drawn again when a run in the picker changed status since it was drawn
+    (a run ended or was paused elsewhere: a terminal run's page has no other reason to be drawn again)."""
+    if data.run_statuses(listed) != drawn:
+        st.rerun()
 
 
 def header(run: RunSummary, log: Path) -> None:
@@ -257,7 +268,7 @@ def rounds_list(run: RunSummary, version: tuple, selected: int | None) -> None:
                 st.rerun()  # the whole page: the round panel beside the list shows the pick
 
 
-def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
+def round_panel(run: RunSummary, detail: CandidateDetail, version: tuple) -> None:
     """One round: code, diff, verdict and log, configurations, diagnostics, feedback, prompt/reply."""
     ev = detail.evaluation
     diagnostics = candidate_diagnostics(detail)
@@ -280,7 +291,7 @@ def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
     if ev and ev.flagged:
         flag_panel(ev)
     if ev:
-        cols = st.columns(4)
+        cols = [*st.columns(2), *st.columns(2)]  # two a row: a metric in a quarter of the detail column is cut
         cols[0].metric("Speedup", fmt_speedup(ev.speedup))
         cols[1].metric("Candidate", fmt_us(ev.candidate_us))
         cols[2].metric("Baseline", fmt_us(ev.baseline_us))
@@ -304,7 +315,10 @@ def round_panel(run: RunSummary, detail: CandidateDetail) -> None:
         else:
             st.caption("No per-configuration results: the candidate did not get as far as running.")
     with tabs[4]:
-        show_diagnostics(diagnostics)
+        timed = bool(ev and ev.verdict == "correct" and any(c.candidate for c in configs_of(ev.configs or [])))
+        # the Roofline chart falls back to the problem's model only for a run that stored no roofline at all
+        charted = timed and diagnostics.roofline is None and not data.run_roofline(run.id, version)
+        show_diagnostics(diagnostics, cpu=detail.language == "c", charted=charted)
     with tabs[5]:
         feedback = diagnostics.feedback
         if feedback is not None and (diagnostics.feedback_text or feedback.details):

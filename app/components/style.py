@@ -93,11 +93,30 @@ def fmt_speedup(value: float | None) -> str:
 
 
 def fmt_us(value: float | None) -> str:
+    """A time in three significant figures at most ("1.58 ms", not "1578.0 µs"): short enough for a metric
+    in a narrow column, where a longer value is cut."""
     if value is None or not math.isfinite(value):
         return "–"
-    if value >= 10_000:
-        return f"{value / 1000:.1f} ms"
-    return f"{value:.1f} µs" if value >= 10 else f"{value:.2f} µs"
+    for scale, unit in ((1e6, "s"), (1e3, "ms")):
+        if abs(value) >= scale:
+            return f"{_three_figures(value / scale)} {unit}"
+    return f"{_three_figures(value)} µs"
+
+
+def _three_figures(value: float) -> str:
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+
+
+P_FLOOR = 1e-16  # below this a p-value says only "certain"; a float64 tail probability even rounds to 0.0
+
+
+def fmt_p_value(value: float | None) -> str:
+    """A p-value that never reads as 0: tiny ones as "< 1e-16", small ones in scientific notation."""
+    if value is None or not math.isfinite(value):
+        return "–"
+    if value < P_FLOOR:
+        return f"< {P_FLOOR:.0e}"
+    return f"{value:.2e}" if value < 1e-3 else f"{value:.3f}"
 
 
 def fmt_number(value: object) -> str:

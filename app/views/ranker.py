@@ -31,11 +31,20 @@ if not held:
 else:
     measured = held.get("by_source", {}).get("measured", {})
     within = held.get("within_problem", {})
+    ranked = held.get("all", {})
     cols = st.columns(4)
-    cols[0].metric("Accuracy, pairs >= 10 % apart", ui.percent(measured.get("accuracy")))
-    cols[1].metric("AUC", ui.number(held.get("all", {}).get("auc")))
+    cols[0].metric("Accuracy, pairs >= 10 % apart", ui.percent(measured.get("accuracy")),
+                   help=f"on the {measured.get('pairs', 0):,} measured held-out pairs")
+    cols[1].metric("AUC, all held-out pairs", ui.number(ranked.get("auc")),
+                   help=f"on all {ranked.get('pairs', 0):,} held-out pairs, measured and human together")
     cols[2].metric("Calibration error (ECE)", ui.number(held.get("ece")))
     cols[3].metric("Kendall τ within problem", ui.number(within.get("kendall_tau")))
+    st.caption(f"Measured when v{version} was trained, on the {ranked.get('pairs', 0):,} pairs (measured and "
+               f"human) of the {len(row.data.get('heldout_problems', []))} problem(s) it held out. "
+               f"`refinery rank eval --version {version}` measures the same pairs again on today's data: its "
+               "“all (measured + human)” row is this AUC."
+               + (" This version was refit on every problem afterwards, so only these stored numbers are held out."
+                  if row.data.get("refit_all") else ""))
     st.subheader("Against the baselines")
     st.dataframe(ui.baselines_frame(held), hide_index=True, key="ranker_baselines")
     if held.get("calibration"):

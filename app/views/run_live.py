@@ -36,4 +36,4 @@ with detail_col:
     if detail is None:
         st.caption("Open a round to see its code, verdict and diagnostics.")
     else:
-        run_view.round_panel(run, detail)
+        run_view.round_panel(run, detail, version)

@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console, Group
+from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
+
+from engine.cli_output import cli_console
 
 if TYPE_CHECKING:  # the command line starts without the analysis stack; `analyze` imports it when it runs
     from engine.analysis.standalone import FileAnalysis
 
-console = Console()
+console = cli_console()
 
 
 def _sizes_line(result: FileAnalysis) -> str:

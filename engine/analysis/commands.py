@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from engine.analysis import devices
 from engine.analysis.analyze_command import analyze
+from engine.cli_output import cli_console
 
-console = Console()
+console = cli_console()
 device_app = typer.Typer(help="GPU ceilings for the roofline.", no_args_is_help=True)
 
 

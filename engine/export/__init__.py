@@ -3,7 +3,7 @@ conversational), ranked (Bradley–Terry order), trajectories (multi-turn) and c
 as JSONL or Parquet, streamed, with a dataset card."""
 
 from engine.export.filters import ExportFilters
-from engine.export.run import FORMATS, ExportResult, export_dataset
+from engine.export.run import FORMATS, ExportResult, counted, export_dataset
 from engine.export.schemas import KINDS
 
-__all__ = ["FORMATS", "KINDS", "ExportFilters", "ExportResult", "export_dataset"]
+__all__ = ["FORMATS", "KINDS", "ExportFilters", "ExportResult", "counted", "export_dataset"]

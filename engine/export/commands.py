@@ -6,12 +6,12 @@ from datetime import datetime
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn
 
+from engine.cli_output import cli_console
 from engine.export import KINDS, ExportFilters, export_dataset
 
-console = Console()
+console = cli_console()
 
 
 def export_command(kind: str = typer.Argument(..., help=" | ".join(KINDS)),
@@ -28,16 +28,18 @@ def export_command(kind: str = typer.Argument(..., help=" | ".join(KINDS)),
     filters = ExportFilters(problems=tuple(problem or ()), label_sources=tuple(source or ("human", "measured")),
                             min_agreement=min_agreement, verdicts=tuple(verdict or ()), since=since, until=until,
                             devices=tuple(device or ()))
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console) as progress:
-        task = progress.add_task(f"exporting {kind} …")
-        try:
+    try:
+        # transient: the spinner goes when the export ends, so nothing of it prints after an error or the result
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=console, transient=True) as progress:
+            task = progress.add_task(f"exporting {kind} …")
             result = export_dataset(kind, fmt, out, filters,
                                     lambda name, n: progress.update(task, description=f"{kind}/{name}: {n} rows"))
-        except ValueError as exc:
-            console.print(f"[red]{exc}[/red]")
-            raise typer.Exit(1) from exc
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
     for name, count in result.counts.items():
         console.print(f"{result.out_dir / result.files[name]}: {count} rows")
+    console.print(f"exported {result.describe()}")
     console.print(f"card: {result.out_dir / 'README.md'}")
 
 

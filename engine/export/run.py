@@ -19,6 +19,19 @@ from engine.export.writers import write_jsonl, write_parquet
 FORMATS = ("jsonl", "parquet")
 
 
+UNITS = {"preferences": "pairs", "candidates": "candidates", "ranked": "ranked rows", "trajectories": "trajectories"}
+
+
+def counted(kind: str, counts: dict[str, int]) -> str:
+    """How many records an export holds, in the kind's own unit: a preference pair is written twice (its
+    standard and its conversational form), and is one pair, not two rows."""
+    if kind == "preferences" and "standard" in counts:
+        n = counts["standard"]
+        both = " (each in standard and conversational form)" if "conversational" in counts else ""
+        return f"{n:,} {UNITS[kind]}{both}"
+    return f"{sum(counts.values()):,} {UNITS.get(kind, 'rows')}"
+
+
 @dataclass
 class ExportResult:
     kind: str
@@ -27,6 +40,9 @@ class ExportResult:
     files: dict[str, str]
     counts: dict[str, int]
     tallies: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return counted(self.kind, self.counts)
 
 
 TALLY_KEYS = {  # what the card counts the rows by, per kind

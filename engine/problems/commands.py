@@ -5,32 +5,38 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
+from engine.cli_output import JSON_OPTION, cli_console, print_json
 from engine.problems.cimport import ImportOptions
 from engine.problems.cimport.configs import DEFAULT_VISIBLE
 from engine.problems.importer import NO_PROBLEM, import_path
 from engine.problems.library import get_problem, scan_all
 from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S
 
-console = Console()
+console = cli_console()
 problems_app = typer.Typer(help="Browse and import problems.", no_args_is_help=True)
 
 
 @problems_app.command("list")
 def list_problems(kind: str = typer.Option(None, help="pytorch or c"),
-                  tag: str = typer.Option(None, help="only problems with this tag")) -> None:
+                  tag: str = typer.Option(None, help="only problems with this tag"),
+                  as_json: bool = JSON_OPTION) -> None:
     """Every problem in the library and in this REFINERY_HOME, and every one that failed to load."""
     found = scan_all()
+    records = [{"slug": p.slug, "kind": p.kind, "title": p.title, "configs": len(p.configs),
+                "hidden_configs": len(p.hidden_configs), "implementations": [i.name for i in p.implementations],
+                "tags": list(p.tags)}
+               for p in found.problems if not ((kind and p.kind != kind) or (tag and tag not in p.tags))]
+    if as_json:
+        print_json(records)
+        return
     table = Table("slug", "kind", "title", "configs (hidden)", "implementations", "tags")
-    for p in found.problems:
-        if (kind and p.kind != kind) or (tag and tag not in p.tags):
-            continue
-        table.add_row(p.slug, p.kind, p.title, f"{len(p.configs)} ({len(p.hidden_configs)})",
-                      ", ".join(i.name for i in p.implementations), ", ".join(p.tags))
+    for r in records:
+        table.add_row(r["slug"], r["kind"], r["title"], f"{r['configs']} ({r['hidden_configs']})",
+                      ", ".join(r["implementations"]), ", ".join(r["tags"]))
     console.print(table)
     for error in found.errors:
         console.print(f"[red]not loaded[/red] {error}")
@@ -82,7 +88,8 @@ def show_problem(slug: str,
         console.print(f"{len(problem.hidden_configs)} hidden configuration(s) are checked but not shown "
                       "(--hidden lists them).")
     lexer = "python" if problem.kind == "pytorch" else "c"
-    console.print(Syntax(problem.reference_source, lexer, line_numbers=True))
+    longest = max((len(line) for line in problem.reference_source.splitlines()), default=0)
+    console.print(Syntax(problem.reference_source, lexer, line_numbers=True, code_width=longest + 1))
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:

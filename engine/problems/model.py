@@ -182,6 +182,12 @@ class Problem:
         return (self.rtol if self.rtol is not None else rtol, self.atol if self.atol is not None else atol)
 
     @property
+    def runs_on_cpu(self) -> bool:
+        """Whether the problem ships CPU implementations, so a machine without a GPU gets rounds that run
+        (a CUDA candidate there is compiled and analysed, never run)."""
+        return any(i.device == "cpu" for i in self.implementations)
+
+    @property
     def visible_configs(self) -> tuple[Config, ...]:
         return tuple(c for c in self.configs if not c.hidden)
 

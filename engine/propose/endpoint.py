@@ -3,9 +3,11 @@ budget on it: `GET /v1/models` with the run's key variable, a short timeout and 
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import openai
 
@@ -16,6 +18,27 @@ class EndpointCheck:
     message: str
     models: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+
+def is_local_endpoint(base_url: str) -> bool:
+    """Whether `base_url` is served on this machine (localhost or a loopback address): such servers (vLLM,
+    llama.cpp, Ollama) commonly need no key, and the client sends a placeholder when none is set."""
+    host = urlsplit(base_url.strip()).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def key_warning(base_url: str, api_key_env: str, environ: dict[str, str] | os._Environ) -> str | None:
+    """What to say when the key variable is not set: a warning for a remote endpoint, nothing for a local one."""
+    name = api_key_env.strip()
+    if not name or environ.get(name) or is_local_endpoint(base_url):
+        return None
+    return (f"`{name}` is not set in the dashboard's environment; the run process inherits this environment, so "
+            "its LLM calls would fail.")
 
 
 def check_endpoint(base_url: str, api_key_env: str = "OPENAI_API_KEY", model: str | None = None,

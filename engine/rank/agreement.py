@@ -29,6 +29,7 @@ PairKey = tuple[int, int]
 PRIOR_AGREEMENT = 0.75
 PRIOR_STRENGTH = 4.0
 MIN_WEIGHT = 0.05
+MIN_KAPPA_PAIRS = 20  # below this many overlapping pairs a kappa says little (1.00 from 2 pairs is luck)
 
 
 def canonical(label: LabelRow) -> tuple[PairKey, str] | None:
@@ -78,11 +79,26 @@ class AgreementReport:
     measured_agreement: float | None
     left_share: float | None = None  # of live A/B votes, the share for the left side: 0.5 = no position bias
 
+    @property
+    def kappa_caveat(self) -> str | None:
+        """Why the overall kappa should not be trusted yet, in words; None when it rests on enough pairs."""
+        return kappa_caveat(self.overlap_pairs)
+
     def weights(self) -> dict[int, float]:
         return {row.labeler_id: row.weight for row in self.labelers}
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+def kappa_caveat(overlap_pairs: int) -> str | None:
+    """Said beside a kappa from fewer than MIN_KAPPA_PAIRS overlapping pairs, wherever it is shown."""
+    if overlap_pairs >= MIN_KAPPA_PAIRS:
+        return None
+    if overlap_pairs == 0:
+        return "no pair was labelled by two people yet, so there is no kappa"
+    return (f"from only {overlap_pairs} overlapping pair(s): too few to judge agreement "
+            f"({MIN_KAPPA_PAIRS} or more are needed)")
 
 
 def latest_votes(labels: Sequence[LabelRow]) -> dict[tuple[int, PairKey], str]:

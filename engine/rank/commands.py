@@ -10,10 +10,11 @@ import math
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-console = Console()
+from engine.cli_output import JSON_OPTION, cli_console, print_json
+
+console = cli_console()
 rank_app = typer.Typer(help="Train, evaluate and list the pairwise rankers.", no_args_is_help=True)
 labels_app = typer.Typer(help="Pair labels: agreement between labelers and with measurement.", no_args_is_help=True)
 
@@ -24,6 +25,9 @@ def _pct(value: Any) -> str:
 
 def _num(value: Any, digits: int = 3) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+ALL_PAIRS = "all (measured + human)"
 
 
 def _print_report(report: dict | None, title: str) -> None:
@@ -41,6 +45,11 @@ def _print_report(report: dict | None, title: str) -> None:
                       _pct(block["accuracy"]), _num(block["auc"]), _num(block["ece"]),
                       *(_pct(baselines.get(name, {}).get(source)) for name in
                         ("random", "fewer_registers", "higher_occupancy", "measured_oracle")))
+    ranked = report.get("all")
+    if ranked and ranked.get("pairs"):
+        # the block the dashboard's headline AUC is read from: one number, one pair set, on both sides
+        table.add_row(ALL_PAIRS, str(ranked["pairs"]), _pct(ranked["accuracy"]), _num(ranked["auc"]),
+                      _num(report.get("ece")), *("-" * 4))
     console.print(table)
     oracle = baselines.get("measured_oracle", {})
     if oracle.get("human_covered_pairs"):
@@ -107,20 +116,29 @@ def eval_command(
     if as_json:
         console.print_json(json.dumps(clean_json(report)))
         return
-    _print_report(report, f"v{report['version']} on {len(report['problems'])} problem(s)")
+    if report.get("refit_all") and not problem:
+        console.print("[yellow]this version was refit on every problem after its held-out evaluation, so these "
+                      "problems are in its training data: its stored held-out metrics (`rank list`, the Ranker "
+                      "page) are the honest ones[/yellow]")
+    _print_report(report, f"v{report['version']} on today's pairs of {len(report['problems'])} problem(s)")
 
 
 @rank_app.command("list")
-def list_command() -> None:
+def list_command(as_json: bool = JSON_OPTION) -> None:
     """Every stored version with its data and held-out metrics."""
-    from engine.rank.store import list_rankers
+    from engine.rank.store import clean_json, list_rankers
 
     rows = list_rankers()
+    if as_json:
+        print_json([clean_json({"version": row.version, "created": row.created_at.isoformat(),
+                                "features": len(row.feature_names), "data": row.data, "metrics": row.metrics})
+                    for row in rows])
+        return
     if not rows:
         console.print("no ranker trained yet: `refinery rank train`")
         return
     table = Table("version", "created", "features", "train pairs", "held-out problems", "measured acc",
-                  "human acc", "AUC", "ECE")
+                  "human acc", f"AUC, {ALL_PAIRS}", "ECE")
     for row in rows:
         held = row.metrics.get("heldout") or {}
         by_source = held.get("by_source", {})
@@ -169,6 +187,8 @@ def agreement_command(as_json: bool = typer.Option(False, "--json")) -> None:
                   f"({report.rating_pairs} rating pairs, raw agreement {_pct(report.raw_agreement)}); "
                   f"with measurement {_pct(report.measured_agreement)} of {report.measured_votes} votes; "
                   f"left side chosen in {_pct(report.left_share)} of A/B votes")
+    if report.kappa_caveat:
+        console.print(f"[yellow]kappa {report.kappa_caveat}[/yellow]")
 
 
 def register(app: typer.Typer) -> None:

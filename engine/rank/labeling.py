@@ -29,7 +29,7 @@ from db.labels import (
     undo_last_label,
 )
 from engine.rank.comparable import incomparable_reason
-from engine.rank.queue import STRATEGIES, QueueSnapshot, choose_pair
+from engine.rank.queue import STRATEGIES, QueueSnapshot, choose_pair, needs_ranker
 from engine.rank.scoring import score_candidates
 from engine.settings import get_settings
 
@@ -93,6 +93,17 @@ def _session(session_id: int) -> SessionRow:
     return session
 
 
+def queue_warning(queue: str) -> str | None:
+    """What a labeler should know before starting `queue`: a queue ordered by the ranker, with no ranker
+    trained, serves random pairs."""
+    from db.labels import get_ranker_model
+
+    if needs_ranker(queue) and get_ranker_model() is None:
+        return (f"No ranker is trained yet, so the “{queue}” queue serves random pairs until one is "
+                "(Ranker page, or `refinery rank train`).")
+    return None
+
+
 def next_pair(session_id: int, rng: random.Random | None = None) -> PairView | None:
     """The next pair for this session's labeler and queue, or None when the queue is empty."""
     session = _session(session_id)
@@ -100,7 +111,7 @@ def next_pair(session_id: int, rng: random.Random | None = None) -> PairView | N
     candidates = load_evidence(problem_slugs=problems, with_source=False)
     if len(candidates) < 2:
         return None
-    scores = score_candidates([c.id for c in candidates]) if session.queue in ("uncertain", "disagreement") else {}
+    scores = score_candidates([c.id for c in candidates]) if needs_ranker(session.queue) else {}
     snapshot = QueueSnapshot(candidates=candidates, labels=list_labels(), scores=scores)
     chosen = choose_pair(snapshot, session.labeler_id, session.queue, overlap_share=get_settings().overlap_share,
                          rng=rng, problem_slug=session.problem_slug)

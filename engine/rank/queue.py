@@ -6,7 +6,8 @@ Strategies (the session's `queue`), each drawing two candidates of the same prob
   confidently wrong first (the labels that teach it the most or expose a bad measurement);
 - new-problems: problems with the fewest labelled pairs first, newest problems breaking ties;
 - random: any pair.
-Without a ranker, "uncertain" and "disagreement" fall back to random.
+Without a ranker, "uncertain" and "disagreement" fall back to random, and say so: each such pair's
+reason is NO_RANKER, and `needs_ranker` lets a page warn before the session starts.
 
 Overlap: with probability `overlap_share` the labeler is first offered a pair that exactly one
 other labeler has voted on (oldest first), so that agreement can be measured; otherwise only
@@ -31,6 +32,8 @@ from engine.rank.comparable import comparable, target_of
 from engine.rank.pairs import MIN_RATIO
 
 STRATEGIES = ("uncertain", "disagreement", "new-problems", "random")
+RANKED_STRATEGIES = ("uncertain", "disagreement")  # these order pairs by the ranker's scores
+NO_RANKER = "random: no ranker trained yet, so nothing to order the pairs by"
 PairKey = tuple[int, int]
 _NEIGHBOURS = 6  # uncertain: pairs up to this many places apart in score order
 _MAX_PAIRS = 3000  # per problem, for strategies that enumerate pairs
@@ -48,6 +51,11 @@ class QueueSnapshot:
     candidates: Sequence[CandidateEvidence]
     labels: Sequence[LabelRow]
     scores: Mapping[int, float] = field(default_factory=dict)
+
+
+def needs_ranker(strategy: str) -> bool:
+    """Whether `strategy` orders pairs by a ranker's scores (and serves random pairs without one)."""
+    return strategy in RANKED_STRATEGIES
 
 
 def key(a: int, b: int) -> PairKey:
@@ -172,7 +180,7 @@ def choose_pair(snapshot: QueueSnapshot, labeler_id: int, strategy: str, *, over
         generators.append(("disagreement", _disagreement(pools, scores, rng, min_ratio)))
     elif strategy == "new-problems":
         generators.append(("new-problems", _new_problems(pools, snapshot.labels, rng)))
-    generators.append(("random", _random(pools, rng)))
+    generators.append((NO_RANKER if strategy in RANKED_STRATEGIES and not scores else "random", _random(pools, rng)))
     for reason, pairs in generators:
         for pair in pairs:
             if fresh(pair):

@@ -160,4 +160,5 @@ def evaluate_version(version: int | None = None, problems: Sequence[str] | None 
     report = evaluate_scores(ranker.model.score(design.x), design.rows, design.pairs)
     report["version"] = ranker.version
     report["problems"] = sorted(chosen)
+    report["refit_all"] = bool(ranker.row.data.get("refit_all"))
     return report
