@@ -164,6 +164,8 @@ def run_batch(verifier, problem, sources: list[str]) -> dict:
     stage_medians = {name: statistics.median(r.stage_seconds.get(name, 0.0) for r in results) for name in stages}
     return {"candidates": len(sources), "wall_s": wall, "per_minute": 60.0 * len(sources) / wall,
             "stage_seconds_median": stage_medians,
+            "timed_trials_median": statistics.median([next((c.candidate.trials for c in r.configs if c.candidate), 0)
+                                                      for r in results]) if results else None,
             "verdicts": {v: verdicts.count(v) for v in set(verdicts)},
             "load_s_median": statistics.median(load) if load else None,
             "build_s_median": statistics.median(build) if build else None,

@@ -322,21 +322,26 @@ class TorchJudge:
 
         def candidate(count: int, warmup: int = 0) -> clock.Block:
             nonlocal calls
-            block = self.runner_block(spec, base, count, warmup, calls)
+            with self.state.stage("timing.candidate"):
+                block = self.runner_block(spec, base, count, warmup, calls)
             calls += warmup + count
-            self.reveals.check(block, warmup, lambda call: self.expected_of_call(spec, base, call),
-                               f"the timed calls on {spec.name!r}")
+            with self.state.stage("timing.reveal"):
+                self.reveals.check(block, warmup, lambda call: self.expected_of_call(spec, base, call),
+                                   f"the timed calls on {spec.name!r}")
             return block
 
+        def baseline(count: int, warmup: int = 0) -> dict[str, clock.Block]:
+            with self.state.stage("timing.baseline"):
+                return self.judge_block(fns, count, warmup=warmup)
+
         candidate(CALIBRATION_TRIALS, warmup=2)  # warm: lazy loads, allocator growth, the timing's set-up
-        self.judge_block(fns, CALIBRATION_TRIALS, warmup=2)
+        baseline(CALIBRATION_TRIALS, warmup=2)
         calibration = candidate(CALIBRATION_TRIALS)
-        base_calibration = self.judge_block(fns, CALIBRATION_TRIALS, warmup=0)
+        base_calibration = baseline(CALIBRATION_TRIALS)
         trials = clock.planned_trials(spec_t, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
         most = ring_trials(_bytes(first.native), self.device)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
-            clock.block_plan(trials, spec_t.target_ci, most), candidate,
-            lambda count: self.judge_block(fns, count, warmup=0), spec_t.min_trials, spec_t.target_ci)
+            clock.block_plan(trials, spec_t.target_ci, most), candidate, baseline, spec_t.min_trials, spec_t.target_ci)
         reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us,
                                     "cuda-events" if self.cuda else "perf-counter", flush_us)
