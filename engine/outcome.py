@@ -12,6 +12,7 @@ from engine.analysis.roofline import RooflineRecord
 from engine.feedback.model import FeedbackRecord, Finding
 from engine.reward import RewardBreakdown
 from engine.verify.records import EvaluationResult
+from engine.verify.storage import evaluation_row as stored_evaluation_row
 
 
 @dataclass
@@ -28,15 +29,9 @@ class RoundOutcome:
     bottleneck: str | None = None
 
     def evaluation_row(self) -> Evaluation:
-        r = self.result
-        data = r.to_json()
-        return Evaluation(
-            verdict=str(r.verdict), message=r.message, log=r.log, configs=data["configs"], integrity=data["integrity"],
-            candidate_us=r.candidate_us, baseline_us=r.baseline_us, speedup=r.speedup,
-            timing={"timed_config": r.timed_config, "baseline": r.baseline_name, "kernels": data["kernels"],
-                    "seeds": r.seeds, "build_seconds": r.build_seconds, "flag_reason": r.flag_reason,
-                    "notes": r.notes, "host": data["host"]},
-            reward=self.reward.total, reward_components=self.reward.to_json(), device=r.device, flagged=r.flagged)
+        row = stored_evaluation_row(self.result)
+        row.reward, row.reward_components = self.reward.total, self.reward.to_json()
+        return row
 
     def diagnostic_rows(self) -> list[Diagnostic]:
         """One row per diagnostic kind, each holding its record's JSON (`engine.stored` reads them back)."""

@@ -207,6 +207,8 @@ class Verifier:
         result.log = "\n".join(p for p in parts if p)[-LOG_CHARS:]
         if result.device in (None, "cuda"):
             result.device = self.device_name()
+        if result.torch_version is None:
+            result.torch_version = self.ensure_pool().info.torch or None  # the judge's: timings are of that build
         return result
 
     def device_name(self) -> str:

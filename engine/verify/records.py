@@ -156,6 +156,7 @@ class EvaluationResult:
     energy: dict | None = None  # judge: NVML joules per call, candidate and baseline (an EnergyRecord.to_json())
     stage_seconds: dict = field(default_factory=dict)  # judge: seconds per stage (load, correctness, …)
     host: HostRecord | None = None  # pool: the cores it ran on and what else ran while it was timed
+    torch_version: str | None = None  # the torch build that ran it (figures of two builds are not one series)
 
     @property
     def failed_config(self) -> ConfigResult | None:

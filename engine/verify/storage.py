@@ -19,11 +19,12 @@ from engine.verify.host import HostRecord
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, Verdict
 
 _TIMING_KEYS = ("timed_config", "baseline_name", "kernels", "seeds", "build_seconds", "load_seconds",
-                "worker_seconds", "flag_reason", "notes", "stage_seconds", "host")
+                "worker_seconds", "flag_reason", "notes", "stage_seconds", "host", "torch_version")
 
 
-def evaluation_row(result: EvaluationResult, candidate_id: int) -> Evaluation:
-    """The row for `result` (not yet added to a session)."""
+def evaluation_row(result: EvaluationResult, candidate_id: int | None = None) -> Evaluation:
+    """The row for `result` (not yet added to a session): the one writer of an evaluation row, for the CLI's
+    `verify` and for a run's rounds alike (a run adds the reward)."""
     data = result.to_json()
     timing = {key: data[key] for key in _TIMING_KEYS}
     timed = next((c for c in data["configs"] if c.get("candidate") and c["name"] == data.get("timed_config")),
@@ -51,7 +52,8 @@ def result_from_row(row: Evaluation) -> EvaluationResult:
         flag_reason=timing.get("flag_reason") or "", build_seconds=timing.get("build_seconds"),
         seeds=list(timing.get("seeds") or []), load_seconds=timing.get("load_seconds"),
         worker_seconds=timing.get("worker_seconds"), notes=list(timing.get("notes") or []),
-        stage_seconds=dict(timing.get("stage_seconds") or {}), host=HostRecord.from_json(timing.get("host")))
+        stage_seconds=dict(timing.get("stage_seconds") or {}), host=HostRecord.from_json(timing.get("host")),
+        torch_version=timing.get("torch_version"))
 
 
 def store_evaluation(result: EvaluationResult, *, problem_slug: str | None = None, source: str | None = None,
