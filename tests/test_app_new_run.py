@@ -190,3 +190,21 @@ def test_endpoint_options_are_carried_and_bad_json_is_refused_in_words(engine_ca
     at.button(key="nr_start").click().run()
     llm = engine_calls[-1].llm
     assert (llm.concurrency, llm.extra_body, llm.stream) == (8, {"top_p": 0.9}, True)
+
+
+def test_the_library_proposer_on_an_imported_problem_is_refused_before_start_and_the_llm_offered(
+        engine_calls) -> None:
+    from pathlib import Path
+
+    from engine.problems import import_path
+
+    (problem,) = import_path(Path(__file__).parent / "fixtures" / "c_import" / "plain" / "scale_add.c").imported
+    at = app_at(PAGE)
+    at.selectbox(key="nr_problem").set_value(problem.slug).run()
+    said = [w.value for w in at.warning if "has nothing to propose for c-scale-add" in w.value]
+    assert said and "Use the LLM proposer" in said[0]
+    at.button(key="nr_start").click().run()
+    assert engine_calls == [] and any("has nothing to propose" in e.value for e in at.error)
+    at.button(key="nr_use_llm").click().run()
+    assert at.segmented_control(key="nr_proposer").value == "llm"
+    assert at.text_input(key="nr_base_url")  # the LLM's fields are open

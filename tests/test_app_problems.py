@@ -88,3 +88,14 @@ def test_a_broken_imported_folder_is_reported_not_fatal(refinery_home) -> None:
     assert not at.exception
     assert any("did not load" in e.label for e in at.expander)
     assert any("broken" in e.value for e in at.error)
+
+
+def test_a_kernelbench_import_says_what_ran_and_what_was_only_shape_checked(refinery_home) -> None:
+    at = app_at(PAGE)
+    at.text_input(key="import_path").set_value(str(Path(__file__).parent / "fixtures" / "kernelbench" / "level1"
+                                                   / "2_Dropout.py"))
+    at.button[[b.label for b in at.button].index("Import")].click().run()
+    assert any("kb-level1-2-dropout" in s.value for s in at.success), [e.value for e in at.error]
+    said = [c.value for c in at.caption if c.value.startswith("The reference ")]
+    assert said and ("only shape-checked on meta tensors" in said[0] or "ran on the CPU" in said[0])
+    assert not any("prove it works" in c.value for c in at.caption)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.components.problems_view import save_uploads
+from app.components.import_view import save_uploads
 from app.testing import app_at
 from engine.problems.cimport.rounding import has_fma
 
@@ -72,3 +72,46 @@ def test_uploads_of_one_file_import_it_and_of_several_import_their_folder(tmp_pa
     assert one == tmp_path / "a" / "scale_add.c" and one.is_file()
     folder = save_uploads([_Upload("smooth.c", b"x"), _Upload("smooth.h", b"y")], tmp_path / "b")
     assert folder == tmp_path / "b" and sorted(p.name for p in folder.iterdir()) == ["smooth.c", "smooth.h"]
+
+
+def _tick_replace(at, ticked: bool = True):
+    at.checkbox(key="import_replace").set_value(ticked)
+    return at
+
+
+def test_importing_the_same_program_again_is_refused_until_replace_is_ticked(refinery_home) -> None:
+    at = _import(app_at(PAGE), FIXTURES / "plain" / "scale_add.c")
+    marker = refinery_home / "problems" / "c" / "c-scale-add" / "first-import"
+    marker.write_text("kept")
+    at = _import(at, FIXTURES / "plain" / "scale_add.c")
+    assert not at.success and any("already imported as c-scale-add" in e.value for e in at.error)
+    assert any("Replace a problem imported before" in i.value for i in at.info) and marker.exists()
+    at = _import(_tick_replace(at), FIXTURES / "plain" / "scale_add.c")
+    assert any("c-scale-add" in s.value for s in at.success) and not marker.exists()
+
+
+def test_the_form_takes_preprocessor_defines_as_the_cli_does(refinery_home, tmp_path) -> None:
+    program = tmp_path / "needs_len.c"
+    program.write_text(SCALE_ADD_TEXT.replace("#define N 4096\n", ""))
+    at = _import(app_at(PAGE), program)
+    assert not at.success
+    at.text_input(key="import_c_defines").set_value("N=512")
+    at = _import(at, program)
+    assert any("c-needs-len" in s.value for s in at.success), [e.value for e in at.error]
+
+
+def test_the_form_takes_the_polybench_datasets_as_the_cli_does(refinery_home) -> None:
+    at = app_at(PAGE)
+    at.text_input(key="import_c_datasets").set_value("MEDIUM")
+    at = _import(at, FIXTURES / "suite" / "stencils" / "smooth" / "smooth.c")
+    made = next(s.value for s in at.success if "polybench-smooth" in s.value)
+    assert "3 configurations, 2 hidden" in made, made  # MEDIUM shown; MINI and an odd size hidden (SMALL left out)
+
+
+def test_the_report_says_the_c_program_ran_at_every_configuration(refinery_home) -> None:
+    at = _import(app_at(PAGE), FIXTURES / "plain" / "scale_add.c")
+    assert any("The program ran at each of its 3 configurations" in c.value for c in at.caption)
+    assert not any("prove" in c.value for c in at.caption)
+
+
+SCALE_ADD_TEXT = (FIXTURES / "plain" / "scale_add.c").read_text()

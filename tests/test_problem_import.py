@@ -147,7 +147,7 @@ def test_cli_says_when_a_folder_holds_no_problem(refinery_home, tmp_path):
 
 def test_cli_shows_shapes_dtypes_init_arguments_flops_and_bytes_per_configuration(refinery_home):
     assert _cli("import", str(LEVEL / "4_Dependent_Sizes.py")).exit_code == 0
-    output = _cli("show", "upload-4-dependent-sizes", "--hidden").output
+    output = _cli("show", "kb-level1-4-dependent-sizes", "--hidden").output
     for expected in ("batch-1 — batch_size=1", "inputs   float32[1, 3, 4, 4]", "outputs  float32[1, 48]",
                      "init     48", "batch-5 (hidden)", "inputs   float32[5, 3, 4, 4]", "GFLOP", "MB minimum"):
         assert expected in output, expected

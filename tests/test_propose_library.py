@@ -4,11 +4,12 @@ retunes on occupancy/launch findings, never repeats itself, and is deterministic
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from engine.problems import load_problem
-from engine.propose import LibraryProposer, ParentView, ProposalContext
+from engine.propose import LibraryProposer, ParentView, ProposalContext, library_refusal
 from engine.propose.library import set_tunables
 from tests.test_problem_loader import GOOD_TOML, write_problem
 
@@ -118,3 +119,47 @@ def test_set_tunables_rewrites_python_constants_and_cuda_defines():
     assert "#define TILE 32 // x" in set_tunables("#define TILE 16 // x\n", "cuda", {"TILE": 32})
     with pytest.raises(ValueError):
         set_tunables("x = 1\n", "python", {"TILE": 2})
+
+
+C_PROGRAM = Path(__file__).parent / "fixtures" / "c_import" / "plain" / "scale_add.c"
+KERNELBENCH_FILE = Path(__file__).parent / "fixtures" / "kernelbench" / "level1" / "2_Dropout.py"
+
+
+@pytest.fixture
+def imported_c(refinery_home):
+    """A C program imported into the data folder: its reference, its copy as cpu-naive and a one-thread port."""
+    from engine.problems import import_path
+
+    (problem,) = import_path(C_PROGRAM).imported
+    return problem
+
+
+def test_the_library_has_nothing_for_an_imported_c_program_and_says_to_use_the_llm(imported_c):
+    said = library_refusal(imported_c)
+    assert said is not None and "has nothing to propose for c-scale-add" in said
+    assert "ships only its baselines" in said and "Use the LLM proposer" in said
+
+
+def test_the_library_has_nothing_for_an_imported_kernelbench_file(tmp_path):
+    from engine.problems import import_path
+
+    (problem,) = import_path(KERNELBENCH_FILE, dest_root=tmp_path).imported
+    assert "ships no implementation" in (library_refusal(problem) or "")
+
+
+def test_the_library_has_a_ladder_for_every_builtin_problem():
+    from engine.problems import scan_all
+
+    assert [p.slug for p in scan_all().problems if p.source == "builtin" and library_refusal(p)] == []
+
+
+def test_refinery_run_refuses_the_library_on_an_imported_problem_before_storing_a_run(imported_c):
+    from typer.testing import CliRunner
+
+    from db import runs_repo
+    from engine.cli import app
+
+    done = CliRunner().invoke(app, ["run", "--problem", "c-scale-add", "--proposer", "library", "--rounds", "2"])
+    assert done.exit_code == 1
+    assert "has nothing to propose for c-scale-add" in " ".join(done.output.split())
+    assert runs_repo.list_runs() == []

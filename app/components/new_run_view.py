@@ -42,6 +42,7 @@ class RunForm:
     max_tokens: int = 8192
     stream: bool = True
     extra_body: str = ""  # JSON text, checked before the run starts
+    library_refusal: str = ""  # why the library proposer has nothing for this problem (engine.propose)
 
 
 def form_problems(form: RunForm) -> list[str]:
@@ -49,6 +50,8 @@ def form_problems(form: RunForm) -> list[str]:
     problems = []
     if not form.problem_slug:
         problems.append("Choose a problem.")
+    if form.proposer == "library" and form.library_refusal:
+        problems.append(form.library_refusal)
     if form.proposer == "llm":
         if not form.base_url.strip():
             problems.append("The LLM proposer needs a base URL (any OpenAI-compatible endpoint).")
@@ -85,6 +88,13 @@ def build_request(form: RunForm, runs_module):
 def _problem_label(problems: dict[str, Problem], slug: str) -> str:
     p = problems.get(slug)
     return f"{slug} — {p.title} ({p.kind}{', runs on the CPU' if p.runs_on_cpu else ''})" if p else slug
+
+
+def _library_refusal(problems: dict[str, Problem], slug: str | None) -> str | None:
+    from engine.propose import library_refusal
+
+    problem = problems.get(slug or "")
+    return library_refusal(problem) if problem is not None else None
 
 
 def cpu_warning(problems: dict[str, Problem], slug: str | None, proposer: str, device: str, gpu: bool) -> str | None:
@@ -155,6 +165,10 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                 conversation = st.toggle("Conversation: each round continues its path's conversation (its "
                                          "earlier replies, verdicts and diagnoses), not a fresh prompt",
                                          key="nr_conversation")
+        elif refusal := _library_refusal(problems, slug):
+            st.warning(refusal, icon=":material/inventory_2:")
+            st.button("Use the LLM proposer", icon=":material/smart_toy:", key="nr_use_llm",
+                      on_click=lambda: st.session_state.update(nr_proposer="llm"))
         else:
             st.caption("The library proposer searches the problem's shipped implementations and their tunable "
                        "constants, steered by each round's feedback. It needs no network.")
@@ -186,7 +200,7 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                      device=device, profile=bool(profile), base_url=base_url, model=model, api_key_env=key_env,
                      temperature=float(temperature), conversation=bool(conversation), prompts=prompts,
                      concurrency=int(concurrency), max_tokens=int(max_tokens), stream=bool(stream),
-                     extra_body=extra_body)
+                     extra_body=extra_body, library_refusal=_library_refusal(problems, slug) or "")
     return values, start
 
 

@@ -1,30 +1,21 @@
-"""The Problems page's parts: filtering the library, one problem's card, and importing.
+"""The Problems page's parts: filtering the library and one problem's card (importing is `import_view`).
 
-Filtering is pure (tested without Streamlit); importing calls `engine.problems.import_path`,
-which validates by running the problem's own code in a child process, hence the spinner. KernelBench
-files, C programs (a `.c` file, a folder of them, a PolyBench checkout) and problem folders all come in
-through the same two forms. What an import noticed (configurations replaced or dropped, inputs it could not
-translate, outputs whose values are rounding) is kept with the problem: shown under the import's report, which
-stays until the next import, and on the problem's card.
+Filtering is pure (tested without Streamlit). What an import noticed (configurations replaced or dropped, inputs
+it could not translate, outputs whose values are rounding) is kept with the problem and shown on its card.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from app.components import data
 from app.components.code import show_code
-from engine.problems import ImportReport, Problem, import_path
-from engine.problems.cimport import ImportOptions
+from engine.problems import Problem
 
 # Buckets of the largest configuration's minimum DRAM traffic: how big a problem is to a GPU.
-LAST_IMPORT = "problems_last_import"  # session key: the last import's report, shown until the next one
 SIZE_BUCKETS: dict[str, tuple[float, float]] = {
     "small (< 64 MB)": (0, 64e6),
     "medium (64 MB – 1 GB)": (64e6, 1e9),
@@ -146,101 +137,3 @@ def import_notes(problem: Problem, expanded: bool = True) -> None:
         with st.expander(f"What the import noticed ({len(problem.notes)})", expanded=expanded,
                          icon=":material/info:"):
             st.markdown("\n".join(f"- {note}" for note in problem.notes))
-
-
-def _about(line: str, path: Path) -> bool:
-    return line.startswith(f"{path}: ")
-
-
-def show_report(report: ImportReport) -> None:
-    """What came in, each with what its import noticed, and what did not, each failure naming the user's file and
-    the cause with the notes about that file."""
-    stored = {line for p in report.imported for line in (*p.warnings, *p.notes)}
-    for problem in report.imported:
-        st.success(f"Imported **{problem.slug}** ({problem.kind}, {len(problem.configs)} configurations, "
-                   f"{len(problem.hidden_configs)} hidden): {problem.title}", icon=":material/check:")
-        import_notes(problem)
-    for error in report.errors:
-        st.error(f"**{error.path.name}** was not imported: {error.cause}", icon=":material/error:")
-        for line in (*report.warnings, *report.notes):
-            if _about(line, error.path):
-                st.caption(f"Note: {line.removeprefix(f'{error.path}: ')}")
-    rest = [line for line in (*report.warnings, *report.notes) if not any(_about(line, e.path) for e in report.errors)
-            and not any(line.endswith(f": {s}") for s in stored)]
-    for line in rest:
-        st.caption(f"Note: {line}")
-    if not report.imported and not report.errors:
-        st.warning("Nothing to import there: no KernelBench files (`<n>_<Name>.py`), C programs (`.c` with main) "
-                   "or problem folders found.")
-
-
-def run_import(path: Path, c_options: ImportOptions | None = None) -> ImportReport:
-    with st.spinner(f"Importing {path.name} and running its reference once to check it…", show_time=True):
-        report = import_path(path, c_options=c_options)
-    data.clear_library()
-    st.session_state[LAST_IMPORT] = report
-    return report
-
-
-def save_uploads(uploads: Sequence, folder: Path) -> Path:
-    """Write uploaded files into `folder`: one file is imported alone, several (a .c with its headers) as a folder."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for upload in uploads:
-        target = folder / Path(upload.name).name
-        target.write_bytes(upload.getvalue())
-        paths.append(target)
-    return paths[0] if len(paths) == 1 else folder
-
-
-def c_options_form() -> ImportOptions:
-    """What a C program may not say by itself; empty fields leave the importer to find it."""
-    with st.expander("C programs: headers, kernel, array lengths"):
-        includes = st.text_input("Header folders", key="import_c_include", placeholder="/path/to/PolyBench/utilities",
-                                 help="Folders holding headers the program includes, separated by commas "
-                                      "(PolyBench's utilities/ is found by walking up from the program).")
-        entry = st.text_input("Kernel function", key="import_c_entry", placeholder="kernel_trmm",
-                              help="Only where main calls several functions that could be the kernel.")
-        sizes = st.text_input("Array lengths", key="import_c_sizes", placeholder="x=N, A=M * N",
-                              help="ARG=EXPRESSION over the sizes, for an array whose length main does not say.")
-    pairs = {}
-    for item in filter(None, (part.strip() for part in sizes.split(","))):
-        name, _, expression = item.partition("=")
-        if name.strip() and expression.strip():
-            pairs[name.strip()] = expression.strip()
-    folders = tuple(Path(p.strip()).expanduser() for p in includes.split(",") if p.strip())
-    return ImportOptions(includes=folders, entry=entry.strip() or None, sizes=pairs)
-
-
-def import_panel() -> None:
-    """Import a KernelBench folder, a C program or folder of them, or a problem folder by path, or upload files."""
-    left, right = st.columns(2, gap="large")
-    with left, st.form("import_path_form", border=True):
-        st.markdown("**From a file or folder on this machine**")
-        folder = st.text_input("Path", placeholder="/path/to/KernelBench/level1 or /path/to/PolyBenchC",
-                               key="import_path",
-                               help="A KernelBench checkout or level folder, one KernelBench file, a C program "
-                                    "(.c with main) or a folder of them such as a PolyBench checkout, or a problem "
-                                    "folder with a problem.toml.")
-        options = c_options_form()
-        submitted = st.form_submit_button("Import", icon=":material/download:")
-    if submitted:
-        with left:
-            if not folder.strip():
-                st.warning("Type a path first.")
-            else:
-                run_import(Path(folder.strip()).expanduser(), options)
-    with right, st.form("upload_form", border=True):
-        st.markdown("**Upload a KernelBench file or a C program**")
-        uploads = st.file_uploader("KernelBench problem (.py), or a C program (.c) with its headers (.h)",
-                                   type=["py", "c", "h"], accept_multiple_files=True, key="import_upload")
-        uploaded = st.form_submit_button("Upload and import", icon=":material/upload:")
-    if uploaded:
-        with right:
-            if not uploads:
-                st.warning("Choose a file first.")
-            else:
-                with tempfile.TemporaryDirectory() as scratch:
-                    run_import(save_uploads(uploads, Path(scratch)))
-    if (report := st.session_state.get(LAST_IMPORT)) is not None:
-        show_report(report)

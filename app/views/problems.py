@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app.components import data, problems_view
+from app.components import data, import_view, problems_view
 from app.components.errors import shown_errors
 
 st.title("Problems")
@@ -33,5 +33,7 @@ with browse:
 
 with importing:
     st.caption("KernelBench files are copied unchanged and get configurations derived from their batch size, "
-               "one of them hidden. Each import runs the reference once, in a child process, to prove it works.")
-    problems_view.import_panel()
+               "one of them hidden. Each import runs the problem's code in the sandbox at every configuration: a C "
+               "program for real; a PyTorch reference on meta tensors where they suffice (shapes and dtypes, no "
+               "values), else on the CPU. The report says which ran how.")
+    import_view.import_panel()

@@ -116,16 +116,19 @@ def import_problems(path: Path,
                     define: list[str] = typer.Option([], "--define", "-D", help="C: NAME[=VALUE] for the preprocessor "
                                                      "(DATA_TYPE_IS_FLOAT)"),
                     datasets: str = typer.Option(",".join(DEFAULT_VISIBLE), help="C, PolyBench: the datasets shown "
-                                                 "(MINI and an odd size are added hidden)")) -> None:
+                                                 "(MINI and an odd size are added hidden)"),
+                    replace: bool = typer.Option(False, "--replace", help="replace a problem imported before under "
+                                                 "the same name (its runs then refer to the new one)")) -> None:
     """Import a KernelBench checkout/level folder, one KernelBench file, a C program (.c) or a folder of them
     (a PolyBench checkout), or a problem folder.
 
     Each KernelBench file runs forward once per configuration, each C program once per configuration up to
-    its kernel, sandboxed; exits 1 if any file was rejected or the path holds no problem."""
+    its kernel, sandboxed; exits 1 if any file was rejected or the path holds no problem. A problem imported
+    before is left as it is unless --replace."""
     options = ImportOptions(includes=tuple(include), entry=entry, sizes=_pairs(size, "--size"), defines=tuple(define),
                             datasets=tuple(d.strip().upper() for d in datasets.split(",") if d.strip()))
     with console.status(f"importing {path} …"):
-        report = import_path(path, timeout_s=timeout, memory_mb=memory_mb, c_options=options)
+        report = import_path(path, timeout_s=timeout, memory_mb=memory_mb, c_options=options, replace=replace)
     for problem in report.imported:
         console.print(f"[green]imported[/green] {problem.slug} ({len(problem.configs)} configurations, "
                       f"{len(problem.hidden_configs)} hidden) into {problem.folder}")
@@ -137,6 +140,9 @@ def import_problems(path: Path,
         console.print(f"[red]{'nothing to import' if error.cause == NO_PROBLEM else 'rejected'}[/red] {error}")
     if report.imported or len(report.errors) != 1 or report.errors[0].cause != NO_PROBLEM:
         console.print(f"{len(report.imported)} imported, {len(report.errors)} rejected.")
+    if report.existing:
+        console.print(f"{', '.join(report.existing)} {'was' if len(report.existing) == 1 else 'were'} imported "
+                      "before: import again with --replace to overwrite.")
     if report.errors:
         raise typer.Exit(1)
 

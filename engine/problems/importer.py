@@ -2,6 +2,10 @@
 KernelBench file (an upload), a C program (a `.c` file, or a folder of them such as a PolyBench checkout:
 `engine.problems.cimport`), or a folder in our own format.
 
+A problem imported before is left as it is unless the import says `replace`: runs and labels name a problem by
+its slug, and a second import that replaced it silently would change what they refer to. A KernelBench file is
+named from its file (`19_ReLU.py` in `level1/` is kb-level1-19-relu), wherever it comes from.
+
 KernelBench files are copied unchanged; a generated problem.toml gives them configurations derived
 from their batch size (`engine.problems.derive`), each with the signature, FLOPs and bytes found by
 running the reference once at it, in training mode as KernelBench does, inside the sandbox
@@ -11,6 +15,7 @@ configuration it cannot run is replaced or dropped, and the report says which an
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import tomllib
@@ -18,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.problems.derive import PlannedConfig, plan_configs
-from engine.problems.library import ProblemError, check_pytorch_reference, load_problem
+from engine.problems.library import AlreadyImported, ProblemError, check_pytorch_reference, load_problem
 from engine.problems.model import Config, Problem, Signature
 from engine.problems.paths import LINK, UnsafePath, copy_tree, walk
 from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S, ProbeRequest, ProbeSession
@@ -37,17 +42,31 @@ class ImportReport:
     errors: list[ProblemError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # "PATH: …": what was inferred, replaced or dropped, and why
     warnings: list[str] = field(default_factory=list)  # "PATH: …": what limits judging candidates (rounding)
+    existing: list[str] = field(default_factory=list)  # slugs imported before that were left alone (no replace)
 
 
 def _slugify(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def _level(path: Path) -> str | None:
+    return path.parent.name if re.fullmatch(r"level\d+", path.parent.name) else None
+
+
 def kernelbench_slug(path: Path) -> str:
+    """kb-level1-19-relu for level1/19_ReLU.py, kb-19-relu for a 19_ReLU.py elsewhere (an upload); py-STEM for a
+    file not named as KernelBench names them (as an imported C program is c-STEM)."""
     match = KERNELBENCH_FILE.match(path.name)
-    stem = f"{match.group(1)}-{match.group(2)}" if match else path.stem
-    level = path.parent.name if path.parent.name.startswith("level") else "upload"
-    return _slugify(f"kb-{level}-{stem}")
+    if not match:
+        return _slugify(f"py-{path.stem}")
+    return _slugify("-".join(filter(None, ("kb", _level(path), match.group(1), match.group(2)))))
+
+
+def kernelbench_tags(path: Path) -> list[str]:
+    """kernelbench and its level for a file named as KernelBench names them, pytorch for any other."""
+    if not KERNELBENCH_FILE.match(path.name):
+        return ["pytorch"]
+    return ["kernelbench", *filter(None, [_level(path)])]
 
 
 @dataclass
@@ -57,7 +76,7 @@ class _File:
     key: str
     path: Path
     slug: str
-    origin: str
+    origin: str  # the problem's source: kernelbench, or upload for a PyTorch file not named as KernelBench's
     source: str
     plan: list[PlannedConfig]
     tried: dict[str, int] = field(default_factory=dict)  # role -> choices tried
@@ -124,7 +143,7 @@ def _write_problem(file: _File, dest_root: Path) -> Path:
         f"title = {toml_value(file.path.stem.split('_', 1)[-1].replace('_', ' '))}",
         'kind = "pytorch"',
         f"source = {toml_value(file.origin)}",
-        f"tags = {toml_value([file.origin])}",
+        f"tags = {toml_value(kernelbench_tags(file.path))}",
         f"description = {toml_value(f'Imported from {file.path.name}.')}",
     ]
     notes = [n.removeprefix(f"{file.path}: ") for n in file.notes()]
@@ -140,10 +159,15 @@ def _write_problem(file: _File, dest_root: Path) -> Path:
     return folder
 
 
-def _import_kernelbench(paths: list[Path], origin: str, dest_root: Path, report: ImportReport,
-                        session: ProbeSession) -> None:
+def _import_kernelbench(paths: list[Path], dest_root: Path, report: ImportReport, session: ProbeSession,
+                        replace: bool) -> None:
     files = []
     for path in paths:
+        slug = kernelbench_slug(path)
+        if (dest_root / "pytorch" / slug).exists() and not replace:
+            report.errors.append(AlreadyImported(path, slug, dest_root / "pytorch" / slug))
+            report.existing.append(slug)
+            continue
         try:
             check_pytorch_reference(path)
             source = path.read_text()
@@ -154,7 +178,7 @@ def _import_kernelbench(paths: list[Path], origin: str, dest_root: Path, report:
         except (OSError, UnicodeDecodeError) as exc:
             report.errors.append(ProblemError(path, f"cannot be read: {exc}"))
             continue
-        slug = kernelbench_slug(path) if origin == "kernelbench" else _slugify(f"upload-{path.stem}")
+        origin = "kernelbench" if KERNELBENCH_FILE.match(path.name) else "upload"
         files.append(_File(str(len(files)), path, slug, origin, source, plan_configs(sizes)))
     _settle(files, session)
     for file in files:
@@ -170,7 +194,7 @@ def _import_kernelbench(paths: list[Path], origin: str, dest_root: Path, report:
         report.notes += file.notes()
 
 
-def _import_folder(path: Path, dest_root: Path, report: ImportReport, session: ProbeSession) -> None:
+def _import_folder(path: Path, dest_root: Path, report: ImportReport, session: ProbeSession, replace: bool) -> None:
     """A problem in our own format: checked where it is, at every configuration, then copied (regular files only:
     a folder holding a link anywhere is refused, naming the link)."""
     from engine.problems.probe import validate
@@ -186,6 +210,10 @@ def _import_folder(path: Path, dest_root: Path, report: ImportReport, session: P
         report.errors.append(exc)
         return
     target = dest_root / problem.kind / _slugify(path.name)
+    if target.exists() and not replace:
+        report.errors.append(AlreadyImported(path, target.name, target))
+        report.existing.append(target.name)
+        return
     if target.exists():
         shutil.rmtree(target)
     try:
@@ -208,13 +236,33 @@ def _import_c(programs: list[Path], dest_root: Path, report: ImportReport, optio
             report.imported.append(done.problem)
         else:
             report.errors.append(ProblemError(program, done.error or "not imported"))
+        if done.existing:
+            report.existing.append(done.existing)
+
+
+def _parts_notes(path: Path, programs: list[Path]) -> list[str]:
+    """A word on each `.c` file that defines no main: compiled into the programs beside it, or imported as none."""
+    from engine.problems.cimport.sources import without_main
+
+    notes = []
+    for part in without_main(path):
+        if part.name == "polybench.c":  # the suite's timing helpers, which its programs' headers stand in for
+            continue
+        beside = [p.name for p in programs if p.parent == part.parent]
+        if beside:
+            notes.append(f"{part}: defines no main: compiled with {', '.join(beside)} beside it, as part of "
+                         f"{'that program' if len(beside) == 1 else 'each of those programs'}")
+        else:
+            notes.append(f"{part}: defines no main, so it is no program of its own and was not imported "
+                         "(a C program is a .c file with main; the files of one program go in one folder)")
+    return notes
 
 
 def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float = PROBE_TIMEOUT_S,
                 memory_mb: int = PROBE_MEMORY_MB, session: ProbeSession | None = None,
-                c_options=None) -> ImportReport:
+                c_options=None, replace: bool = False) -> ImportReport:
     """Import a KernelBench file or folder (recursively), a C program or folder of them, or a problem folder of
-    our format.
+    our format. A problem imported before under the same slug is refused (named in `existing`) unless `replace`.
 
     `timeout_s` bounds each KernelBench file's probe (all its configurations); `memory_mb` the probing sandbox;
     `c_options` (engine.problems.cimport.ImportOptions) what a C program does not say (include folders, the
@@ -224,6 +272,7 @@ def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float =
     from engine.problems.library import imported_root
 
     path, dest_root = Path(path), Path(dest_root or imported_root())
+    c_options = dataclasses.replace(c_options or ImportOptions(), replace=replace)
     report = ImportReport()
     if path.is_symlink():
         report.errors.append(ProblemError(path, LINK))
@@ -243,6 +292,7 @@ def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float =
         tree = walk(path)  # no link is followed; one that could hold or be a problem is reported, the rest go on
         files = [p for p in tree.files if KERNELBENCH_FILE.match(p.name)]
         programs = find_programs(path)
+        report.notes += _parts_notes(path, programs)
         report.errors += [ProblemError(link, LINK) for link in tree.links
                           if KERNELBENCH_FILE.match(link.name) or link.suffix == ".c" or link.is_dir()]
     if not files and not programs and not is_folder_problem:
@@ -250,16 +300,16 @@ def import_path(path: Path, dest_root: Path | None = None, *, timeout_s: float =
             report.errors.append(ProblemError(path, NO_PROBLEM))
         return report
     if programs:
-        _import_c(programs, dest_root, report, c_options or ImportOptions())
+        _import_c(programs, dest_root, report, c_options)
     if not files and not is_folder_problem:
         return report
     owned = session is None
     session = session or ProbeSession(timeout_s=timeout_s, memory_mb=memory_mb)
     try:
         if is_folder_problem:
-            _import_folder(path, dest_root, report, session)
+            _import_folder(path, dest_root, report, session, replace)
         else:
-            _import_kernelbench(files, "kernelbench" if path.is_dir() else "upload", dest_root, report, session)
+            _import_kernelbench(files, dest_root, report, session, replace)
     finally:
         if owned:
             session.close()

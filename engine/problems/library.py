@@ -33,6 +33,16 @@ class ProblemError(ValueError):
         self.cause = cause
 
 
+class AlreadyImported(ProblemError):
+    """The file would land on a problem imported before: runs and labels name a problem by its slug, so a second
+    import replaces it only when asked (`replace`)."""
+
+    def __init__(self, path: Path | str, slug: str, folder: Path) -> None:
+        super().__init__(path, f"is already imported as {slug} ({folder}); importing it again would replace that "
+                               "problem, under every run made on it, so it was left as it is")
+        self.slug = slug
+
+
 @dataclass(frozen=True)
 class LibraryScan:
     """Every problem that loaded, and every one that did not with its reason."""

@@ -1,11 +1,12 @@
 """Proposers: `library` (offline default, climbs the shipped implementations and tunables),
-`llm` (any OpenAI-compatible endpoint) and `human` (pasted code). `make_proposer` picks one."""
+`llm` (any OpenAI-compatible endpoint) and `human` (pasted code). `make_proposer` picks one; `library_refusal`
+says where the library proposer has nothing to propose (an imported problem)."""
 
 from __future__ import annotations
 
 from engine.propose.base import EXHAUSTED, ParentView, Proposal, ProposalContext, Proposer
 from engine.propose.human import human_proposal
-from engine.propose.library import LibraryProposer
+from engine.propose.library import LibraryProposer, library_refusal
 
 
 def make_proposer(name: str, llm_options: dict | None = None) -> Proposer:
@@ -19,4 +20,4 @@ def make_proposer(name: str, llm_options: dict | None = None) -> Proposer:
 
 
 __all__ = ["EXHAUSTED", "LibraryProposer", "ParentView", "Proposal", "ProposalContext", "Proposer", "human_proposal",
-           "make_proposer"]
+           "library_refusal", "make_proposer"]

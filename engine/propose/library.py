@@ -67,6 +67,29 @@ def signature(impl: Implementation, tunables: dict[str, int | float]) -> str:
     return f"{impl.name}[{knobs}]"
 
 
+BASELINE_STRATEGIES = ("naive", "cpu-naive")  # where the ladder starts: what candidates are measured against
+
+
+def library_refusal(problem: Problem) -> str | None:
+    """Why the library proposer has nothing to propose for `problem`, or None where it has a ladder to climb.
+
+    It climbs through a problem's shipped implementations and their tunables; an imported problem ships none (a
+    KernelBench file) or only its baselines (a C program's own kernel, copied as cpu-naive, and the importer's
+    one-thread CUDA port), so a library run was one round measuring the reference against itself (or the port,
+    the GPU's baseline) and then nothing left. Said before a run starts, by the New run page and `refinery run`,
+    in these words; the run is refused."""
+    if any(not (i.strategy in BASELINE_STRATEGIES and not i.tunables) for i in problem.implementations):
+        return None
+    ships = ("ships no implementation" if not problem.implementations else
+             "ships only its baselines (" + ", ".join(i.name for i in problem.implementations) +
+             "), which candidates are measured against")
+    imported = " (an imported problem brings its reference, nothing to climb from)" if problem.source != "builtin" \
+        else ""
+    return (f"The library proposer has nothing to propose for {problem.slug}: it climbs through a problem's shipped "
+            f"implementations and their tunable constants, and {problem.slug} {ships}{imported}. Use the LLM "
+            "proposer, which writes its own candidates.")
+
+
 class LibraryProposer:
     name = "library"
 

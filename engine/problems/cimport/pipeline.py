@@ -29,9 +29,9 @@ from engine.problems.cimport.preprocess import parse
 from engine.problems.cimport.program import Analysis, analyse, calls, ids, written_in_text
 from engine.problems.cimport.reference import entry_name, entry_type, reference_text
 from engine.problems.cimport.rounding import RoundingCheck, checks_from, rounding_warning, twin_flags
-from engine.problems.cimport.sources import CProgram, SourceError, gather
+from engine.problems.cimport.sources import HEADER_HINT, CProgram, SourceError, gather
 from engine.problems.cimport.writer import ArgRecord, ProblemRecord, write_problem
-from engine.problems.library import ProblemError, load_problem
+from engine.problems.library import AlreadyImported, ProblemError, load_problem
 from engine.problems.model import Config, Problem
 
 SCALE = (0.5, 1.5)
@@ -52,6 +52,8 @@ class ImportOptions:
     datasets: tuple[str, ...] = DEFAULT_VISIBLE  # PolyBench datasets shown
     compile_port: bool = True
     timeout_s: float = CAPTURE_TIMEOUT_S
+    replace: bool = False  # a problem of the same slug imported before is replaced, not refused
+    header_hint: str = HEADER_HINT  # what to do about a header not found, in the words of where the user is
 
 
 @dataclass
@@ -69,6 +71,7 @@ class CImport:
     port_error: str = ""
     port_matches: bool | None = None  # the port, emulated on the CPU, gives the program's results everywhere
     folder: Path | None = None  # where the problem was written
+    existing: str | None = None  # the slug of the problem imported before that this import left alone
 
 
 def slug_for(program: CProgram) -> str:
@@ -323,6 +326,7 @@ def import_program(path: Path, dest_root: Path, options: ImportOptions = ImportO
     try:
         _import(result, dest_root, options)
     except (SourceError, ProblemError) as exc:
+        result.existing = exc.slug if isinstance(exc, AlreadyImported) else None
         result.error = exc.cause if isinstance(exc, ProblemError) else str(exc).removeprefix(f"{path}: ")
         result.problem = None
         if result.folder is not None:
@@ -331,7 +335,10 @@ def import_program(path: Path, dest_root: Path, options: ImportOptions = ImportO
 
 
 def _import(result: CImport, dest_root: Path, options: ImportOptions) -> None:
-    program = gather(result.path, options.includes)
+    program = gather(result.path, options.includes, options.header_hint)
+    existing = Path(dest_root) / "c" / slug_for(program)
+    if existing.exists() and not options.replace:
+        raise AlreadyImported(result.path, slug_for(program), existing)
     flags = (["-DPOLYBENCH_USE_C99_PROTO"] if program.polybench else []) + [f"-D{d}" for d in options.defines]
     symbolic = list(dict.fromkeys([*(k for d in program.datasets.values() for k in d), *program.macros]))
     unit = parse(program, flags, symbolic)

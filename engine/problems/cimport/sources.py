@@ -53,6 +53,9 @@ class CProgram:
         return self.path.parent.name if self.path.stem.lower() == "main" else self.path.stem
 
 
+HEADER_HINT = "name its folder with --include"
+
+
 def defines_main(text: str) -> bool:
     return re.search(r"^\s*(?:int|void)\s+main\s*\(", text, re.MULTILINE) is not None
 
@@ -65,6 +68,20 @@ def find_programs(path: Path) -> list[Path]:
     for file in (f for f in walk(path).files if f.suffix == ".c"):  # a link is never followed (the caller names it)
         try:
             if defines_main(file.read_text(errors="replace")):
+                found.append(file)
+        except OSError:
+            continue
+    return found
+
+
+def without_main(path: Path) -> list[Path]:
+    """The `.c` files under the folder `path` that define no main (parts of a program, or no program at all)."""
+    if path.is_file():
+        return []
+    found = []
+    for file in (f for f in walk(path).files if f.suffix == ".c"):
+        try:
+            if not defines_main(file.read_text(errors="replace")):
                 found.append(file)
         except OSError:
             continue
@@ -84,7 +101,8 @@ def _search_folders(program: Path, includes: tuple[Path, ...]) -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
-def _resolve(name: str, quoted: bool, including: Path, folders: list[Path], where: str) -> Path | None:
+def _resolve(name: str, quoted: bool, including: Path, folders: list[Path], where: str,
+             hint: str = HEADER_HINT) -> Path | None:
     """The local header `name` names, or None (left to the compiler); raises SourceError for a quoted name that
     leaves its folder or a header found as a link."""
     try:
@@ -92,8 +110,8 @@ def _resolve(name: str, quoted: bool, including: Path, folders: list[Path], wher
     except UnsafePath as exc:
         if not quoted:
             return None
-        raise SourceError(f'{where}: #include "{name}" {exc.cause}: copy the header beside the program, or name '
-                          "its folder with --include and include it by its name there") from None
+        raise SourceError(f'{where}: #include "{name}" {exc.cause}: include the header by its name alone, and '
+                          f"{hint}") from None
     candidates = ([including.parent] if quoted else []) + folders
     for folder in candidates:
         try:
@@ -106,7 +124,8 @@ def _resolve(name: str, quoted: bool, including: Path, folders: list[Path], wher
     return None
 
 
-def _inline(path: Path, shown: str, folders: list[Path], headers: list[Path], depth: int) -> list[str]:
+def _inline(path: Path, shown: str, folders: list[Path], headers: list[Path], depth: int,
+            hint: str = HEADER_HINT) -> list[str]:
     if depth > MAX_INCLUDE_DEPTH:
         raise SourceError(f"{path}: local #includes nest deeper than {MAX_INCLUDE_DEPTH}")
     try:
@@ -116,17 +135,18 @@ def _inline(path: Path, shown: str, folders: list[Path], headers: list[Path], de
     out = [f'#line 1 "{shown}"']
     for number, line in enumerate(lines, start=1):
         match = INCLUDE.match(line)
-        found = _resolve(match.group(2), match.group(1) == '"', path, folders, f"{path}:{number}") if match else None
+        found = (_resolve(match.group(2), match.group(1) == '"', path, folders, f"{path}:{number}", hint)
+                 if match else None)
         if match and found is None and match.group(1) == '"':
             raise SourceError(f'{path}:{number}: #include "{match.group(2)}" not found beside it or in '
-                              f"{', '.join(str(f) for f in folders[:3])}…; name its folder with --include")
+                              f"{', '.join(str(f) for f in folders[:3])}…; {hint}")
         if found is None:
             out.append(line)
             continue
         headers.append(found)
         # its folder and name only: the importing machine's layout stays out of the reference and datasets
         out.append(f"/* {line.strip()}: inlined from {'/'.join(found.parts[-2:])} */")
-        out += _inline(found, match.group(2), folders, headers, depth + 1)
+        out += _inline(found, match.group(2), folders, headers, depth + 1, hint)
         out.append(f'#line {number + 1} "{shown}"')
     return out
 
@@ -186,9 +206,10 @@ def siblings(path: Path) -> list[Path]:
     return found
 
 
-def gather(path: Path, includes: tuple[Path, ...] = ()) -> CProgram:
+def gather(path: Path, includes: tuple[Path, ...] = (), hint: str = HEADER_HINT) -> CProgram:
     """The program whose `main` is in `path` (with the `.c` files beside it that define no main), its local
-    headers inlined; raises SourceError."""
+    headers inlined; raises SourceError, whose words for a missing header are `hint` (what the user can do where
+    they are: a command line's --include, a form's upload)."""
     path = Path(path)
     try:
         check_not_link(path)
@@ -198,8 +219,8 @@ def gather(path: Path, includes: tuple[Path, ...] = ()) -> CProgram:
         raise SourceError(f"{path}: no such file") from None
     folders = _search_folders(path, tuple(Path(p) for p in includes))
     headers: list[Path] = []
-    parts = [line for other in siblings(path) for line in _inline(other, other.name, folders, headers, 0)]
-    bundle = "\n".join(parts + _inline(path, path.name, folders, headers, 0)) + "\n"
+    parts = [line for other in siblings(path) for line in _inline(other, other.name, folders, headers, 0, hint)]
+    bundle = "\n".join(parts + _inline(path, path.name, folders, headers, 0, hint)) + "\n"
     own = [*siblings(path), path, *(h for h in headers if h.name != "polybench.h")]
     datasets: dict[str, dict[str, int]] = {}
     macros: dict[str, int] = {}
@@ -212,5 +233,5 @@ def gather(path: Path, includes: tuple[Path, ...] = ()) -> CProgram:
     polybench = any(h.name == "polybench.h" for h in headers)
     if not polybench and re.search(r"#\s*include\s*[<\"]polybench\.h", path.read_text(errors="replace")):
         raise SourceError(f"{path}: includes polybench.h, which is not beside it nor in a utilities/ folder "
-                          "above it; name the folder that holds it with --include (PolyBench keeps it in utilities/)")
+                          f"above it; {hint} (PolyBench keeps it in utilities/)")
     return CProgram(path, bundle, tuple(dict.fromkeys(headers)), datasets, macros, polybench)
