@@ -13,9 +13,9 @@ ensure_venv() {
     if [ ! -x "$VENV/bin/python" ]; then
         "$PYTHON" -m venv "$VENV"
     fi
-    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ constraints.txt -nt "$stamp" ]; then
         "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-        "$VENV/bin/python" -m pip install -q -e ".[$extras]"
+        "$VENV/bin/python" -m pip install -q -c constraints.txt -e ".[$extras]"
         touch "$stamp"
     fi
 }

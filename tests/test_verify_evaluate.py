@@ -179,3 +179,12 @@ def test_an_output_wrong_the_same_way_on_every_call_is_named_incorrect_not_a_cac
     assert result.verdict == Verdict.INCORRECT, result.message
     assert not any(f.check == "result-caching" and not f.passed for f in result.integrity)
     assert "wrong on" in result.message
+
+
+def test_the_torch_build_that_ran_it_is_recorded_and_stored(honest_result):
+    import torch
+
+    from engine.verify.storage import evaluation_row, result_from_row
+
+    assert honest_result.torch_version == torch.__version__
+    assert result_from_row(evaluation_row(honest_result, candidate_id=1)).torch_version == torch.__version__
