@@ -249,6 +249,7 @@ class CJudge:
         calibration = candidate(3)
         base_calibration = self.judge_block(same_clock, self.device, 3, warmup=0)
         trials = clock.planned_trials(spec_t, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
+        self.reveals.plan(trials)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
             clock.block_plan(trials, spec_t.target_ci, ring_trials(output_bytes, self.device)), candidate,
             lambda count: self.judge_block(same_clock, self.device, count, warmup=0), spec_t.min_trials,

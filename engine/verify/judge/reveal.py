@@ -18,8 +18,12 @@ from engine.verify.judge.outcome import Findings
 from engine.verify.judge.session import RunnerMisbehaved, RunnerSession
 from engine.verify.wire.fresh import digest
 
-REVEALS_PER_BLOCK = 2  # about six checked calls a timing; a candidate skipping a fifth of its calls is caught
-# with a probability of 1 - 0.8**6 = 0.74, one skipping half with 0.98, and skipping gains only what it skips
+REVEALS_PER_TIMING = 6  # checked calls a timing: a candidate skipping a fifth of its calls is caught with a
+# probability of 1 - 0.8**6 = 0.74, one skipping half with 0.98, and skipping gains only what it skips. Spread over
+# the timing's blocks in proportion to their calls (at least one a block): a block's checked calls cost the judge a
+# reference call and a transfer of the outputs each, which at two a block cost more than the timed calls on large
+# outputs. The candidate learns neither which blocks nor which calls until each block has run.
+REVEALS_PER_BLOCK = 2  # at most, and before the timing's calls are planned (its warm-up and calibration blocks)
 
 
 @dataclass
@@ -41,6 +45,17 @@ class Reveals:
         self.runner, self.findings, self.rtol, self.atol, self.per_block = runner, findings, rtol, atol, per_block
         self.random = random.SystemRandom()  # nothing the candidate's process could have seen or seeded
         self.checked = 0
+        self.rate: float | None = None  # checked calls per timed call, once the timing's calls are planned
+
+    def plan(self, calls: int) -> None:
+        """The timing will make about `calls` timed calls from here on: check REVEALS_PER_TIMING of them."""
+        self.rate = REVEALS_PER_TIMING / max(calls, 1)
+
+    def per(self, count: int) -> int:
+        """How many of a block's `count` calls to check."""
+        if self.rate is None:
+            return min(self.per_block, count)
+        return min(count, self.per_block, max(1, round(self.rate * count)))
 
     def check(self, block, warmup: int, answer: Callable[[int], Answer], stage: str) -> None:
         """Draw calls of `block` (whose first call is `block.first_call`, after `warmup` untimed ones), ask for
@@ -49,7 +64,7 @@ class Reveals:
         earlier = self.findings.items.get("timed-output")
         if count == 0 or (earlier is not None and not earlier.passed):
             return
-        positions = sorted(self.random.sample(range(count), min(self.per_block, count)))
+        positions = sorted(self.random.sample(range(count), self.per(count)))
         reply = self.runner.request("reveal", stage=stage, positions=positions)
         returned = self.runner.take(reply.outputs, stage)
         per_call = list(reply.per_call)

@@ -339,6 +339,7 @@ class TorchJudge:
         calibration = candidate(CALIBRATION_TRIALS)
         base_calibration = baseline(CALIBRATION_TRIALS)
         trials = clock.planned_trials(spec_t, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
+        self.reveals.plan(trials)
         most = ring_trials(_bytes(first.native), self.device)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
             clock.block_plan(trials, spec_t.target_ci, most), candidate, baseline, spec_t.min_trials, spec_t.target_ci)
