@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app.components import data, engine_api, run_charts
+from app.components import best_text, data, engine_api, run_charts
 from app.components.code import language_of, show_code, show_diff
 from app.components.diagnostics import configs_frame, findings_frame, show_diagnostics
 from app.components.errors import shown_errors
@@ -98,7 +98,11 @@ def metrics(run: RunSummary, progress: RunProgress) -> None:
     cols[0].metric("Rounds", f"{steps} / {run.rounds_budget}")
     cols[1].metric("Candidates", f"{run.candidates:,}")
     cols[2].metric("Correct", f"{run.correct:,}")
-    cols[3].metric("Best speedup", fmt_speedup(run.best_speedup))
+    best = data.run_best(run.id, progress.version)
+    cols[3].metric("Best speedup", fmt_speedup(best.speedup if best else None),
+                   help="The fastest code by the median of all its evaluations (identical code pooled), "
+                        "not one lucky evaluation.")
+    st.caption(best_text.note(best))
     if run.proposer == "llm":
         from engine.usage import run_usage
 
