@@ -21,7 +21,7 @@ from app.components import best_text, data, engine_api, run_charts
 from app.components.code import language_of, show_code, show_diff
 from app.components.diagnostics import configs_frame, findings_frame, show_diagnostics
 from app.components.errors import shown_errors
-from app.components.flag_review import flag_panel
+from app.components.flag_review import flag_panel, shown_reward
 from app.components.live_check import CHECK_EVERY_S, STATUS_EVERY_S, LiveCheck
 from app.components.style import (
     fmt_speedup,
@@ -299,7 +299,10 @@ def round_panel(run: RunSummary, detail: CandidateDetail, version: tuple) -> Non
         cols[0].metric("Speedup", fmt_speedup(ev.speedup))
         cols[1].metric("Candidate", fmt_us(ev.candidate_us))
         cols[2].metric("Baseline", fmt_us(ev.baseline_us))
-        cols[3].metric("Reward", "–" if ev.reward is None else f"{ev.reward:.3f}")
+        reward, _ = shown_reward(ev)
+        cols[3].metric("Reward", "–" if reward is None else f"{reward:.3f}",
+                       help="The reward that counts now: a flagged result's speed term is held until a person "
+                            "clears it" if ev.flagged else None)
         for note in noisy_host_notes(ev.timing):
             st.warning(note, icon=":material/speed:")
     else:
