@@ -165,6 +165,15 @@ def _roofline(speedup: float) -> RooflineRecord:
                           config="large")
 
 
+def remeasure(candidate_id: int, *speedups: float) -> None:
+    """Evaluate a stored candidate again, once per speedup, as a re-measure does (same device, same context)."""
+    with session_scope() as session:
+        for speedup in speedups:
+            session.add(Evaluation(candidate_id=candidate_id, verdict="correct", candidate_us=100.0 / speedup,
+                                   baseline_us=100.0, speedup=speedup, device="NVIDIA H200",
+                                   timing={"trials": 100}))
+
+
 def seed_run(rounds: int = 5, **run_kwargs) -> tuple[int, list[int]]:
     """A run with a chain of rounds, alternating a failure in, as an iterative search makes."""
     run_id = make_run(**run_kwargs)

@@ -9,6 +9,7 @@ cache without dragging ORM state along.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -65,8 +66,7 @@ class RunSummary:
     started_at: datetime | None
     finished_at: datetime | None
     candidates: int = 0
-    correct: int = 0
-    best_speedup: float | None = None
+    correct: int = 0  # candidates whose latest evaluation is correct (its best is engine.rank.best.run_bests)
 
     @property
     def is_terminal(self) -> bool:
@@ -238,45 +238,43 @@ def _latest_evaluation_ids(run_ids: list[int] | None = None):
     return statement.group_by(Evaluation.candidate_id).subquery()
 
 
-def _run_stats(session: Session, run_ids: list[int]) -> dict[int, tuple[int, int, float | None]]:
-    """(candidates, correct, best speedup) for each run id, in two grouped queries."""
+def _run_stats(session: Session, run_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """(candidates, correct) for each run id, in two grouped queries. A run's best is no maximum over
+    latest evaluations (one lucky evaluation would crown it): see `engine.rank.best.run_bests`."""
     if not run_ids:
         return {}
     counts = dict(session.exec(
         select(Candidate.run_id, func.count(Candidate.id)).where(Candidate.run_id.in_(run_ids))
         .group_by(Candidate.run_id)).all())
     latest = _latest_evaluation_ids(run_ids)
-    graded = session.exec(
-        select(Candidate.run_id, func.count(Evaluation.id), func.max(Evaluation.speedup))
+    graded = dict(session.exec(
+        select(Candidate.run_id, func.count(Evaluation.id))
         .join(latest, latest.c.candidate_id == Candidate.id)
         .join(Evaluation, Evaluation.id == latest.c.eid)
         .where(Evaluation.verdict == "correct")
-        .group_by(Candidate.run_id)).all()
-    stats = {run_id: (counts.get(run_id, 0), 0, None) for run_id in run_ids}
-    for run_id, correct, best in graded:
-        stats[run_id] = (counts.get(run_id, 0), correct, best)
-    return stats
+        .group_by(Candidate.run_id)).all())
+    return {run_id: (counts.get(run_id, 0), graded.get(run_id, 0)) for run_id in run_ids}
 
 
-def _summary(run: Run, stats: tuple[int, int, float | None] = (0, 0, None)) -> RunSummary:
+def _summary(run: Run, stats: tuple[int, int] = (0, 0)) -> RunSummary:
     return RunSummary(
         id=run.id, problem_slug=run.problem_slug, proposer=run.proposer, strategy=run.strategy, status=run.status,
         rounds_budget=run.rounds_budget, device=run.device, folder=run.folder, recorded=run.recorded,
         error=run.error, config=dict(run.config or {}), created_at=run.created_at, started_at=run.started_at,
-        finished_at=run.finished_at, candidates=stats[0], correct=stats[1], best_speedup=stats[2],
+        finished_at=run.finished_at, candidates=stats[0], correct=stats[1],
     )
 
 
 def list_runs(flt: RunFilter = RunFilter(), page: int = 0, page_size: int = 50, url: str | None = None,
               ) -> Page[RunSummary]:
-    """Runs newest first, one page at a time, each with its candidate count and best speedup."""
+    """Runs newest first, one page at a time, each with its candidate and correct counts."""
     offset, limit = _page_bounds(page, page_size)
     with session_scope(url) as session:
         total = session.exec(_run_filter(select(func.count(Run.id)), flt)).one()
         runs = session.exec(_run_filter(select(Run), flt).order_by(Run.created_at.desc(), Run.id.desc())
                             .offset(offset).limit(limit)).all()
         stats = _run_stats(session, [r.id for r in runs])
-        items = [_summary(r, stats.get(r.id, (0, 0, None))) for r in runs]
+        items = [_summary(r, stats.get(r.id, (0, 0))) for r in runs]
     return Page(items=items, total=total, page=max(0, page), page_size=limit)
 
 
@@ -294,7 +292,7 @@ def get_run(run_id: int, url: str | None = None) -> RunSummary | None:
         run = session.get(Run, run_id)
         if run is None:
             return None
-        return _summary(run, _run_stats(session, [run_id]).get(run_id, (0, 0, None)))
+        return _summary(run, _run_stats(session, [run_id]).get(run_id, (0, 0)))
 
 
 def recent_runs(limit: int = 50, url: str | None = None) -> list[RunSummary]:
@@ -460,6 +458,18 @@ def candidate_runs(candidate_ids: list[int], url: str | None = None) -> dict[int
         recorded_evaluations = set(session.exec(select(Evaluation.candidate_id).where(
             Evaluation.candidate_id.in_(candidate_ids), Evaluation.recorded)).all())
     return {cid: (run_id, bool(recorded) or cid in recorded_evaluations) for cid, run_id, recorded in rows}
+
+
+def run_candidate_ids(run_ids: Sequence[int], url: str | None = None) -> dict[int, list[int]]:
+    """Each run's candidate ids, oldest first (every run asked for is a key, an empty run too)."""
+    out: dict[int, list[int]] = {run_id: [] for run_id in run_ids}
+    if not out:
+        return out
+    with session_scope(url) as session:
+        for run_id, cid in session.exec(select(Candidate.run_id, Candidate.id)
+                                        .where(Candidate.run_id.in_(list(out))).order_by(Candidate.id)):
+            out[run_id].append(cid)
+    return out
 
 
 def run_counts(url: str | None = None) -> dict[str, int]:

@@ -15,6 +15,7 @@ from sqlmodel import Session, select
 from db.models import Candidate, Diagnostic, Evaluation, Run
 from db.session import get_engine, session_scope
 from engine.problems.library import ASSETS_DIR
+from engine.reward import counted_reward
 
 RECORDED_DIR = ASSETS_DIR / "recorded"
 _SKIP = {"id", "candidate_id", "run_id", "parent_id"}
@@ -59,16 +60,30 @@ def _load_line(session: Session, record: dict) -> None:
         session.flush()
         new_ids[item["key"]] = candidate.id
         for evaluation in item["evaluations"]:
-            session.add(Evaluation.model_validate({**evaluation, "candidate_id": candidate.id, "recorded": True}))
+            row = Evaluation.model_validate({**evaluation, "candidate_id": candidate.id, "recorded": True})
+            _hold_speed_of_open_flag(row)
+            session.add(row)
         for diagnostic in item["diagnostics"]:
             session.add(Diagnostic.model_validate({**diagnostic, "candidate_id": candidate.id}))
 
 
+def _hold_speed_of_open_flag(row: Evaluation) -> None:
+    """A recorded flagged result awaiting review was scored before a flag held its speed term: hold it now
+    (`engine.reward.held_for_review`), so its stored reward is the one that counts."""
+    if row.flagged and row.flag_review is None and row.reward is not None:
+        row.reward, row.reward_components = counted_reward(row.reward, row.reward_components, True, None)
+
+
 def load_recorded(folder: Path | None = None) -> int:
-    """Load every shipped recording not loaded yet (by problem and creation time); returns runs loaded."""
+    """Load every shipped recording not loaded yet (by problem and creation time); returns runs loaded.
+    Recorded flagged results loaded earlier get their speed term held too."""
     folder = Path(folder or RECORDED_DIR)
     loaded = 0
     with session_scope() as session:
+        for row in session.exec(select(Evaluation).where(Evaluation.recorded == True,  # noqa: E712 - SQL
+                                                         Evaluation.flagged == True,  # noqa: E712
+                                                         Evaluation.flag_review == None)):  # noqa: E711
+            _hold_speed_of_open_flag(row)
         present = {(r.problem_slug, r.created_at.isoformat()) for r in
                    session.exec(select(Run).where(Run.recorded == True))}  # noqa: E712 - SQL comparison
         for path in sorted(folder.glob("*.jsonl")):

@@ -5,6 +5,7 @@ answer), the structural score only counts for correct kernels ("uses shared memo
 nothing), and speed is log-scaled so a 2× and a 0.5× are symmetric. A result flagged for review (an
 implausible speedup) earns no speed reward until a person clears it: its speed term is held aside
 (`speed_held`) and added back by `clear_held_speed`; a person's rejection makes it a cheat's reward.
+`counted_reward` is the reward that counts in each of those states, for every page that shows one.
 """
 
 from __future__ import annotations
@@ -122,6 +123,30 @@ def clear_held_speed(components: dict, total: float, speedup: float | None) -> t
     cleared = {**components, "total": paid, "speed": held, "speed_held": None, "held_weight": 0.0,
                "tiered": tiered_reward("correct", speedup)}
     return paid, cleared
+
+
+def held_for_review(components: dict, total: float) -> tuple[float, dict]:
+    """(total, components) of a flagged result no person has reviewed, as `unified_reward(flagged=True)`
+    stores it. A named migration for rows scored before a flag held the speed term (the shipped recordings'
+    flagged results carry it in their total): the term is taken out and held, with the default speed
+    weight they were scored with. A row that holds it already, or has none, comes back unchanged."""
+    speed = components.get("speed")
+    if components.get("speed_held") is not None or speed is None or components.get("correct") is False:
+        return total, dict(components)
+    weight = RewardWeights().speed
+    held_total = total - weight * speed
+    return held_total, {**components, "total": held_total, "speed": None, "speed_held": speed,
+                        "held_weight": weight, "tiered": tiered_reward("correct", None)}
+
+
+def counted_reward(total: float | None, components: dict | None, flagged: bool,
+                   review: str | None) -> tuple[float | None, dict]:
+    """(total, components) as they count now: a flagged result awaiting review without its speed term
+    (however old its row), a cleared one with it, a rejected one at a cheat's reward (stored by the review)."""
+    components = dict(components or {})
+    if total is None or not flagged or review is not None:
+        return total, components
+    return held_for_review(components, total)
 
 
 def rejected_reward(components: dict) -> tuple[float, dict]:

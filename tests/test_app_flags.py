@@ -4,6 +4,7 @@ has not rejected, per problem and device."""
 
 from __future__ import annotations
 
+import math
 import sys
 import types
 
@@ -33,6 +34,25 @@ def _flag(candidate_id: int) -> int:
         ev.flagged, ev.timing = True, {"flag_reason": REASON}
         session.add(ev)
         return ev.id
+
+
+def _flag_scored_with_speed(candidate_id: int) -> tuple[int, float, float]:
+    """Flag a result whose stored reward still includes its speed term, as a row scored before flags held
+    it does (the shipped recordings' flagged results); returns (evaluation, reward without, reward with)."""
+    from engine.reward import RewardWeights, unified_reward
+
+    scored = unified_reward("correct", 40.0, {}, None, None, RewardWeights())
+    held = unified_reward("correct", 40.0, {}, None, None, RewardWeights(), flagged=True)
+    with session_scope() as session:
+        ev = session.exec(select(Evaluation).where(Evaluation.candidate_id == candidate_id)).one()
+        ev.flagged, ev.timing = True, {"flag_reason": REASON}
+        ev.reward, ev.reward_components = scored.total, scored.to_json()
+        session.add(ev)
+        return ev.id, held.total, scored.total
+
+
+def _reward_metric(at) -> str:
+    return next(m.value for m in at.metric if m.label == "Reward")
 
 
 def _review(at, evaluation_id: int, button: str):
@@ -76,3 +96,27 @@ def test_best_per_problem_leaves_out_a_rejected_result_and_counts_one_awaiting_r
     table = at.dataframe(key="best_table").value
     assert list(table["candidate"]) == [honest] and list(table["device"]) == ["NVIDIA H200"]
     assert list(table["best speedup"]) == ["2.00×"] and list(table["awaiting review"]) == [1]
+
+
+@pytest.mark.parametrize("decision", ["Clear", "Reject"])
+def test_the_reward_shown_is_the_one_the_flag_banner_describes_in_every_state(fake_engine, decision):
+    run_id = make_run()
+    evaluation, without, with_speed = _flag_scored_with_speed(add_round(run_id, 0, speedup=40.0))
+    at = app_at(LIVE, query={"run": str(run_id)})
+    (banner,) = [w.value for w in at.warning if "Flagged for review" in w.value]
+    assert _reward_metric(at) == f"{without:.3f}" and f"reward {without:.3f} without it" in banner
+    _review(at, evaluation, decision)
+    if decision == "Clear":
+        (banner,) = [s.value for s in at.success if "Flag cleared" in s.value]
+        assert _reward_metric(at) == f"{with_speed:.3f}" and f"reward {with_speed:.3f}" in banner
+    else:
+        (banner,) = [e.value for e in at.error if "Flag upheld" in e.value]
+        assert _reward_metric(at) == "-1.000" and "reward -1.000" in banner
+
+
+def test_the_flags_page_shows_the_reward_without_the_held_speed_term(refinery_home):
+    run_id = make_run()
+    _, without, _ = _flag_scored_with_speed(add_round(run_id, 0, speedup=40.0))
+    at = app_at(FLAGS)
+    assert next(m.value for m in at.metric if m.label == "Reward that counts now") == f"{without:.3f}"
+    assert next(m.value for m in at.metric if m.label == "Speed term held") == f"{math.log(40.0):.3f}"

@@ -208,3 +208,33 @@ def test_the_library_proposer_on_an_imported_problem_is_refused_before_start_and
     at.button(key="nr_use_llm").click().run()
     assert at.segmented_control(key="nr_proposer").value == "llm"
     assert at.text_input(key="nr_base_url")  # the LLM's fields are open
+
+
+def _llm_form_against(url: str):
+    at = app_at(PAGE)
+    at.selectbox(key="nr_problem").set_value("transpose")
+    at.segmented_control(key="nr_proposer").set_value("llm").run()
+    at.text_input(key="nr_base_url").set_value(url).run()
+    at.text_input(key="nr_model").set_value("some-model").run()
+    return at
+
+
+def test_after_a_failed_connection_test_start_asks_before_starting(engine_calls) -> None:
+    at = _llm_form_against("http://127.0.0.1:9/v1")  # nothing listens on port 9: refused
+    at.button(key="nr_test_endpoint").click().run()
+    assert any("cannot reach" in e.value for e in at.error)
+    at.button(key="nr_start").click().run()
+    assert not engine_calls
+    assert any("connection test of this endpoint failed" in e.value and "Start anyway" in e.value for e in at.error)
+    at.checkbox(key="nr_start_anyway").check().run()
+    at.button(key="nr_start").click().run()
+    assert len(engine_calls) == 1 and engine_calls[0].llm.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_a_failed_connection_test_asks_nothing_once_the_endpoint_is_changed(engine_calls) -> None:
+    at = _llm_form_against("http://127.0.0.1:9/v1")
+    at.button(key="nr_test_endpoint").click().run()
+    at.text_input(key="nr_base_url").set_value("http://127.0.0.1:7/v1").run()
+    assert "nr_start_anyway" not in [c.key for c in at.checkbox]
+    at.button(key="nr_start").click().run()
+    assert len(engine_calls) == 1 and not at.error

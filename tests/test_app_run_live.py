@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from app.testing import add_round, app_at, bulk_run, make_run, seed_run, set_status
+from app.testing import add_round, app_at, bulk_run, make_run, other_code, remeasure, seed_run, set_status
 
 PAGE = "views/run_live.py"
 
@@ -44,7 +44,34 @@ def test_rounds_are_listed_newest_first_with_the_newest_open(controls) -> None:
     assert not at.exception and not at.error
     assert [r.split(" · ")[0] for r in _rounds(at)] == ["**Round 3**", "**Round 2**", "**Round 1**", "**Round 0**"]
     assert f"#### Round 3 · candidate #{ids[-1]}" in [m.value for m in at.markdown]
-    assert [m.value for m in at.metric][:4] == ["4 / 10", "4", "3", "2.20×"]
+    # every round is one code (a comment apart) measured 1.0×, 1.4× and 2.2×: its best is their median
+    assert [m.value for m in at.metric][:4] == ["4 / 10", "4", "3", "1.40×"]
+    assert any("median of 3 evaluations" in c.value and "only code" in c.value for c in at.caption)
+
+
+def test_best_speedup_is_the_pooled_median_and_says_it_does_not_hold_over_the_runner_up(controls) -> None:
+    run_id = make_run()
+    steady = add_round(run_id, 0, speedup=2.0, source=other_code(1))
+    remeasure(steady, 2.1, 1.9)
+    outlier = add_round(run_id, 1, speedup=1.8, source=other_code(2))
+    remeasure(outlier, 1.85, 2.82)  # its latest evaluation, 2.82×, is the single highest of the run
+    at = _open(run_id)
+    assert [m.value for m in at.metric][3] == "2.00×"
+    (note,) = [c.value for c in at.caption if c.value.startswith("Best:")]
+    assert f"candidate #{steady}" in note and "median of 3 evaluations" in note
+    assert f"does not hold over the runner-up #{outlier} (1.85×, 3 evaluations)" in note
+
+
+def test_best_speedup_says_when_it_holds_over_the_runner_up(controls) -> None:
+    run_id = make_run()
+    fast = add_round(run_id, 0, speedup=3.0, source=other_code(1))
+    remeasure(fast, 3.05, 2.95)
+    slow = add_round(run_id, 1, speedup=1.2, source=other_code(2))
+    remeasure(slow, 1.22, 1.18)
+    at = _open(run_id)
+    assert [m.value for m in at.metric][3] == "3.00×"
+    (note,) = [c.value for c in at.caption if c.value.startswith("Best:")]
+    assert f"holds over the runner-up #{slow} (1.20×, 3 evaluations)" in note and "does not" not in note
 
 
 def test_a_round_panel_shows_code_diff_verdict_configs_diagnostics_feedback(controls) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.testing import add_round, app_at, make_run, other_code, seed_run, set_status
+from app.testing import add_round, app_at, make_run, other_code, remeasure, seed_run, set_status
 
 PAGE = "views/runs.py"
 
@@ -23,7 +23,9 @@ def test_history_lists_runs_newest_first_with_recorded_marked(refinery_home) -> 
     table = _history(at)
     assert list(table["run"]) == [shipped, mine]
     assert list(table["recorded"]) == ["● recorded", ""]
-    assert table.loc[1, "best"] == "1.40×" and table.loc[1, "candidates"] == 3
+    # the rounds are one code (a comment apart) measured 1.0× and 1.4×: its best is their pooled median
+    assert table.loc[1, "best"] == "1.18×" and table.loc[1, "candidates"] == 3
+    assert table.loc[1, "best standing"] == "only code measured" and table.loc[0, "best"] == "–"
 
 
 def test_filtering_by_status_narrows_the_history(refinery_home) -> None:
@@ -65,3 +67,14 @@ def test_best_per_problem_shows_the_fastest_correct_candidate(refinery_home) -> 
     table = at.dataframe(key="best_table").value
     assert list(table["problem"]) == ["transpose"]
     assert (table.loc[0, "best speedup"], table.loc[0, "candidate"], table.loc[0, "run"]) == ("3.50×", best, fast)
+
+
+def test_a_runs_best_is_its_pooled_median_not_an_outliers_lucky_evaluation(refinery_home) -> None:
+    run_id = make_run()
+    steady = add_round(run_id, 0, speedup=2.0, source=other_code(1))
+    remeasure(steady, 2.1, 1.9)
+    outlier = add_round(run_id, 1, speedup=1.8, source=other_code(2))
+    remeasure(outlier, 1.85, 2.82)  # its latest evaluation is the single highest of the run
+    row = _history(app_at(PAGE)).iloc[0]
+    assert (row["best"], row["best standing"]) == ("2.00×", "not separable from the runner-up")
+    assert row["best interval"].endswith("×") and outlier

@@ -117,3 +117,17 @@ def test_the_cli_lists_and_clears_flags(stored):
     assert cleared.exit_code == 0 and "cleared by ada" in cleared.output
     again = CliRunner().invoke(app, ["flags", "clear", str(stored["suspicious"]), "--reviewer", "ada"])
     assert again.exit_code == 1 and "already" in again.output
+
+
+def test_a_flagged_row_scored_before_flags_held_speed_counts_without_it_until_cleared():
+    from engine.reward import clear_held_speed, counted_reward
+
+    old = unified_reward("correct", 20.0, FEATURES, 0.9, None, RewardWeights())  # speed in its total
+    held = unified_reward("correct", 20.0, FEATURES, 0.9, None, RewardWeights(), flagged=True)
+    total, components = counted_reward(old.total, old.to_json(), True, None)
+    assert total == pytest.approx(held.total) and components["speed_held"] == pytest.approx(math.log(20.0))
+    assert counted_reward(total, components, True, None) == (total, components)  # held once, not twice
+    assert counted_reward(held.total, held.to_json(), True, None)[0] == pytest.approx(held.total)
+    assert clear_held_speed(components, total, 20.0)[0] == pytest.approx(old.total)
+    assert counted_reward(old.total, old.to_json(), True, "cleared")[0] == old.total
+    assert counted_reward(-1.0, {"total": -1.0}, True, "rejected")[0] == -1.0

@@ -64,3 +64,22 @@ def test_the_cli_loads_the_shipped_recordings_once(refinery_home):
     assert first.exit_code == 0 and "loaded" in first.output, first.output
     again = CliRunner().invoke(app, ["runs", "load-recorded"])
     assert again.exit_code == 0 and "already" in again.output, again.output
+
+
+def test_a_shipped_flagged_result_awaiting_review_loads_with_its_speed_term_held(refinery_home):
+    import math
+
+    from sqlmodel import select
+
+    from db.models import Evaluation
+    from db.session import session_scope
+
+    load_recorded()
+    with session_scope() as session:
+        flagged = session.exec(select(Evaluation).where(Evaluation.flagged == True)).all()  # noqa: E712
+        assert flagged  # the recordings hold results over 10x, flagged
+        for ev in flagged:
+            components = ev.reward_components
+            assert components["speed"] is None
+            assert abs(components["speed_held"] - math.log(ev.speedup)) < 1e-9
+            assert ev.reward == components["total"] < 1.0  # structural only: no speed term

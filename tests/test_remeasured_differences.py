@@ -118,6 +118,33 @@ def test_the_best_is_the_fastest_pooled_median_not_the_outliers_lucky_evaluation
     assert best.speedup_low < best.speedup < best.speedup_high
 
 
+def test_a_runs_best_is_its_fastest_pooled_median_and_says_it_does_not_hold(remeasured):
+    from db.models import Candidate
+    from engine.rank.best import run_bests
+
+    with session_scope() as session:
+        run_id = session.get(Candidate, next(iter(remeasured))).run_id
+    best = run_bests([run_id])[run_id]
+    assert remeasured[best.candidate_id] == "steady" and best.evaluations == 4 and best.contenders == 5
+    assert best.speedup == pytest.approx(pooled_speedup("steady"))
+    assert remeasured[best.runner_up_id] == "close" and not best.holds
+    assert best.ratio_low < 1.0 < best.ratio_high
+
+
+def test_a_runs_best_leaves_out_a_code_a_later_evaluation_caught_cheating(refinery_home):
+    from app.testing import add_round, make_run, other_code
+    from engine.rank.best import run_bests
+
+    run_id = make_run()
+    cheat = add_round(run_id, 0, speedup=9.0, source=other_code(1))
+    honest = add_round(run_id, 1, speedup=1.5, source=other_code(2))
+    with session_scope() as session:
+        session.add(Evaluation(candidate_id=cheat, verdict="integrity_violation", message="result caching"))
+    best = run_bests([run_id])[run_id]
+    assert (best.candidate_id, best.contenders, best.runner_up_id) == (honest, 1, None)
+    assert run_bests([make_run()]) == {}
+
+
 def test_under_the_issues_cpu_noise_pooled_pairs_reverse_far_less_than_single_evaluation_pairs():
     from tests.benchmark_scripts import load_benchmark
 

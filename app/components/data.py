@@ -17,7 +17,7 @@ from app.components.events import EventWatcher
 from db import queries
 from engine import stored
 from engine.problems import LibraryScan, Problem, get_problem, scan_all
-from engine.rank.best import BestResult
+from engine.rank.best import BestResult, RunBest, run_bests
 from engine.rank.best import best_per_problem as engine_best_per_problem
 
 
@@ -80,10 +80,24 @@ def best_per_problem() -> list[BestResult]:
     return engine_best_per_problem()
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def run_best(run_id: int, version: tuple) -> RunBest | None:
+    """The run's best by the pooled rule, read again when the run changes."""
+    return run_bests([run_id]).get(run_id)
+
+
+@st.cache_data(ttl=5, max_entries=64, show_spinner=False)
+def runs_bests(run_ids: tuple[int, ...]) -> dict[int, RunBest]:
+    """The best of each listed run (the Runs history)."""
+    return run_bests(run_ids)
+
+
 def forget_reviews() -> None:
     """Drop every cached read a flag review changes, so the page shows the review at once (a review
     changes no run fingerprint, so the candidate cache would otherwise answer with the open flag)."""
     best_per_problem.clear()
+    run_best.clear()
+    runs_bests.clear()
     candidate.clear()
 
 

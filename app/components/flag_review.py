@@ -7,20 +7,34 @@ from __future__ import annotations
 import streamlit as st
 
 from db.queries import EvaluationView
+from engine.reward import counted_reward
+
+
+def shown_reward(ev: EvaluationView) -> tuple[float | None, float | None]:
+    """(the reward that counts now, the speed term held aside) for every page that shows an evaluation's
+    reward, so the number beside a flag's banner is the one the banner describes."""
+    total, components = counted_reward(ev.reward, ev.reward_components, ev.flagged, ev.flag_review)
+    return total, components.get("speed_held")
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
 def flag_panel(ev: EvaluationView) -> None:
     reason = (ev.timing or {}).get("flag_reason") or "implausible speedup"
+    reward, held = shown_reward(ev)
     if ev.flag_review == "cleared":
-        st.success(f"Flag cleared by {ev.flag_reviewer}: {ev.flag_review_note or 'no note'}. Flagged because: "
-                   f"{reason}", icon=":material/verified:")
+        st.success(f"Flag cleared by {ev.flag_reviewer}: {ev.flag_review_note or 'no note'}. Its speed reward is "
+                   f"paid (reward {_fmt(reward)}). Flagged because: {reason}", icon=":material/verified:")
         return
     if ev.flag_review == "rejected":
-        st.error(f"Flag upheld by {ev.flag_reviewer}: the speedup is not real; scored as a cheat. "
-                 f"{ev.flag_review_note or ''}", icon=":material/gpp_bad:")
+        st.error(f"Flag upheld by {ev.flag_reviewer}: the speedup is not real; scored as a cheat (reward "
+                 f"{_fmt(reward)}). {ev.flag_review_note or ''}", icon=":material/gpp_bad:")
         return
-    st.warning(f"Flagged for review: {reason}. It earns no speed reward and enters no dataset or ranker until a "
-               "person clears it.", icon=":material/flag:")
+    st.warning(f"Flagged for review: {reason}. It earns no speed reward (reward {_fmt(reward)} without it; speed "
+               f"term {_fmt(held)} held) and enters no dataset or ranker until a person clears it.",
+               icon=":material/flag:")
     signed_in = st.session_state.get("label_labeler")
     with st.form(f"flag_review_{ev.id}", border=False):
         reviewer = st.text_input("Reviewer", value=getattr(signed_in, "name", ""), key=f"flag_reviewer_{ev.id}")

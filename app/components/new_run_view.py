@@ -19,6 +19,8 @@ from engine.problems import Problem
 
 STRATEGIES = {"iterative": "Iterative (one child of the best so far)", "best-of-n": "Best of N (N samples a round)",
               "beam": "Beam (keep the best N, widen each)", "mcts": "MCTS (progressive widening, pruning)"}
+START_ANYWAY = "Start anyway, though the connection test failed"
+FAILED_TEST = "nr_failed_test"  # session key: (endpoint, why) of the last connection test that failed
 DEVICES = {"auto": "Auto (a GPU if there is one)", "gpu": "GPU (CUDA)", "cpu": "CPU only"}
 
 
@@ -43,6 +45,7 @@ class RunForm:
     stream: bool = True
     extra_body: str = ""  # JSON text, checked before the run starts
     library_refusal: str = ""  # why the library proposer has nothing for this problem (engine.propose)
+    failed_test: str = ""  # why this endpoint's connection test failed, unless the user chose to start anyway
 
 
 def form_problems(form: RunForm) -> list[str]:
@@ -65,6 +68,9 @@ def form_problems(form: RunForm) -> list[str]:
                     problems.append("Extra request fields must be a JSON object.")
             except json.JSONDecodeError as exc:
                 problems.append(f"Extra request fields are not JSON: {exc}.")
+        if form.failed_test:
+            problems.append(f"The connection test of this endpoint failed ({form.failed_test}). Test it again, "
+                            f"or tick “{START_ANYWAY}” to start regardless.")
     if form.rounds < 1:
         problems.append("A run needs at least one round.")
     return problems
@@ -134,6 +140,7 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
         conversation = False
         prompts: dict[str, str] = {}
         concurrency, max_tokens, stream, extra_body = 4, 8192, True, ""
+        failed_test = ""
         if proposer == "llm":
             from engine.propose.endpoint import key_warning
 
@@ -153,6 +160,7 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                                         key="nr_temperature")
                 if st.button("Test connection", icon=":material/network_check:", key="nr_test_endpoint"):
                     endpoint_check(base_url, key_env, model)
+                failed_test = failed_test_confirmation(base_url, key_env, model)
                 with st.expander("Endpoint options", icon=":material/tune:"):
                     o1, o2 = st.columns(2)
                     concurrency = o1.number_input("Requests at once", min_value=1, max_value=64, value=4,
@@ -200,7 +208,8 @@ def form(problems: dict[str, Problem], gpu: bool) -> tuple[RunForm, bool]:
                      device=device, profile=bool(profile), base_url=base_url, model=model, api_key_env=key_env,
                      temperature=float(temperature), conversation=bool(conversation), prompts=prompts,
                      concurrency=int(concurrency), max_tokens=int(max_tokens), stream=bool(stream),
-                     extra_body=extra_body, library_refusal=_library_refusal(problems, slug) or "")
+                     extra_body=extra_body, library_refusal=_library_refusal(problems, slug) or "",
+                     failed_test=failed_test)
     return values, start
 
 
@@ -221,18 +230,38 @@ def prompt_editor(problem: Problem | None) -> dict[str, str]:
     return changed
 
 
+def _endpoint(base_url: str, key_env: str, model: str) -> tuple[str, str, str]:
+    return base_url.strip(), key_env.strip(), model.strip()
+
+
 def endpoint_check(base_url: str, key_env: str, model: str) -> None:
-    """Ask the endpoint for its models before a run spends its budget on it; the answer in words."""
+    """Ask the endpoint for its models before a run spends its budget on it; the answer in words. A failure
+    is remembered for this endpoint, so Start asks before starting a run against it."""
     from engine.propose.endpoint import check_endpoint
 
     with st.spinner("Asking the endpoint…"):
         found = check_endpoint(base_url.strip(), key_env.strip() or "OPENAI_API_KEY", model.strip() or None)
     if found.ok:
+        st.session_state.pop(FAILED_TEST, None)
         st.success(found.message, icon=":material/check:")
     else:
+        st.session_state[FAILED_TEST] = (_endpoint(base_url, key_env, model), found.message)
+        st.session_state["nr_start_anyway"] = False
         st.error(found.message, icon=":material/cloud_off:")
     if found.models:
         st.caption("Served: " + ", ".join(f"`{m}`" for m in found.models[:30]))
+
+
+def failed_test_confirmation(base_url: str, key_env: str, model: str) -> str:
+    """Where the last connection test of this very endpoint failed: a box to start anyway. Returns why the
+    test failed while the box is unticked (the form then refuses to start), else ""."""
+    endpoint, why = st.session_state.get(FAILED_TEST) or (None, "")
+    if endpoint != _endpoint(base_url, key_env, model):
+        return ""  # never tested, passed, or the endpoint was changed since
+    anyway = st.checkbox(START_ANYWAY, key="nr_start_anyway",
+                         help="Every step of a run against an endpoint that does not answer fails; a run whose "
+                              "every step failed ends failed.")
+    return "" if anyway else why
 
 
 def sandbox_notice() -> None:

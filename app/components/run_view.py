@@ -17,11 +17,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from app.components import data, engine_api, run_charts
+from app.components import best_text, data, engine_api, run_charts
 from app.components.code import language_of, show_code, show_diff
 from app.components.diagnostics import configs_frame, findings_frame, show_diagnostics
 from app.components.errors import shown_errors
-from app.components.flag_review import flag_panel
+from app.components.flag_review import flag_panel, shown_reward
 from app.components.live_check import CHECK_EVERY_S, STATUS_EVERY_S, LiveCheck
 from app.components.style import (
     fmt_speedup,
@@ -98,7 +98,11 @@ def metrics(run: RunSummary, progress: RunProgress) -> None:
     cols[0].metric("Rounds", f"{steps} / {run.rounds_budget}")
     cols[1].metric("Candidates", f"{run.candidates:,}")
     cols[2].metric("Correct", f"{run.correct:,}")
-    cols[3].metric("Best speedup", fmt_speedup(run.best_speedup))
+    best = data.run_best(run.id, progress.version)
+    cols[3].metric("Best speedup", fmt_speedup(best.speedup if best else None),
+                   help="The fastest code by the median of all its evaluations (identical code pooled), "
+                        "not one lucky evaluation.")
+    st.caption(best_text.note(best))
     if run.proposer == "llm":
         from engine.usage import run_usage
 
@@ -295,7 +299,10 @@ def round_panel(run: RunSummary, detail: CandidateDetail, version: tuple) -> Non
         cols[0].metric("Speedup", fmt_speedup(ev.speedup))
         cols[1].metric("Candidate", fmt_us(ev.candidate_us))
         cols[2].metric("Baseline", fmt_us(ev.baseline_us))
-        cols[3].metric("Reward", "–" if ev.reward is None else f"{ev.reward:.3f}")
+        reward, _ = shown_reward(ev)
+        cols[3].metric("Reward", "–" if reward is None else f"{reward:.3f}",
+                       help="The reward that counts now: a flagged result's speed term is held until a person "
+                            "clears it" if ev.flagged else None)
         for note in noisy_host_notes(ev.timing):
             st.warning(note, icon=":material/speed:")
     else:

@@ -7,11 +7,11 @@ import math
 import pandas as pd
 import streamlit as st
 
-from app.components import data
+from app.components import best_text, data
 from app.components.style import fmt_speedup
 from app.components.widgets import pager
 from db.queries import RunFilter, RunSummary
-from engine.rank.best import BestResult
+from engine.rank.best import BestResult, RunBest
 
 PAGE_SIZES = (25, 50, 100)
 RUN_PAGE = "views/run_live.py"
@@ -31,13 +31,17 @@ def filters() -> tuple[RunFilter, int]:
     return RunFilter(tuple(problems), tuple(statuses), tuple(proposers), tuple(strategies), recorded), page_size
 
 
-def runs_frame(runs: list[RunSummary]) -> pd.DataFrame:
+def runs_frame(runs: list[RunSummary], bests: dict[int, RunBest]) -> pd.DataFrame:
+    """The history's rows; "best" is each run's pooled best (`engine.rank.best.run_bests`), with its standing."""
     rows = [{"run": r.id, "problem": r.problem_slug, "status": r.status, "strategy": r.strategy,
              "proposer": r.proposer, "device": r.device or "auto", "rounds": r.rounds_budget,
-             "candidates": r.candidates, "correct": r.correct, "best": fmt_speedup(r.best_speedup),
+             "candidates": r.candidates, "correct": r.correct,
+             "best": fmt_speedup(bests[r.id].speedup) if r.id in bests else fmt_speedup(None),
+             "best interval": best_text.interval(bests[r.id]) if r.id in bests else "",
+             "best standing": best_text.standing(bests.get(r.id)),
              "recorded": "● recorded" if r.recorded else "", "started": r.created_at} for r in runs]
     columns = ["run", "problem", "status", "strategy", "proposer", "device", "rounds", "candidates", "correct",
-               "best", "recorded", "started"]
+               "best", "best interval", "best standing", "recorded", "started"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -53,11 +57,17 @@ def history(flt: RunFilter, page_size: int) -> None:
         return
     page_no = pager(first.total, page_size, key="runs_page", noun="runs")
     page = first if page_no == 0 else data.runs_page(flt, page_no, page_size)
+    bests = data.runs_bests(tuple(r.id for r in page.items))
     event = st.dataframe(
-        runs_frame(page.items), hide_index=True, width="stretch", key="runs_table", on_select="rerun",
+        runs_frame(page.items, bests), hide_index=True, width="stretch", key="runs_table", on_select="rerun",
         selection_mode="single-row",
         column_config={"run": st.column_config.NumberColumn(format="#%d", width="small"),
                        "started": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm"),
+                       "best": st.column_config.TextColumn(help="The run's fastest code by the median of all its "
+                                                           "evaluations (identical code pooled)"),
+                       "best standing": st.column_config.TextColumn(
+                           help="Whether the best is faster than the run's runner-up by more than times move "
+                                "between evaluations"),
                        "recorded": st.column_config.TextColumn(help="Measured on a real GPU, shipped with the app")})
     rows = event["selection"]["rows"] if event else []
     chosen = page.items[rows[0]] if rows and rows[0] < len(page.items) else None

@@ -3,7 +3,7 @@ the review buttons, so a person can work through them in one place."""
 
 import streamlit as st
 
-from app.components.flag_review import flag_panel
+from app.components.flag_review import flag_panel, shown_reward
 from app.components.style import fmt_speedup
 from db.evaluations import list_flags
 from db.queries import get_evaluation
@@ -24,9 +24,9 @@ for flag in flags:
                     f"{flag.device or 'unknown device'}")
         cols = st.columns(3)
         cols[0].metric("Speedup claimed", fmt_speedup(flag.speedup))
-        cols[1].metric("Reward that counts now", "–" if ev.reward is None else f"{ev.reward:.3f}",
+        reward, held = shown_reward(ev)
+        cols[1].metric("Reward that counts now", "–" if reward is None else f"{reward:.3f}",
                        help="The speed term is held aside until a person clears the flag")
-        held = (ev.reward_components or {}).get("speed_held")
         cols[2].metric("Speed term held", "–" if held is None else f"{held:.3f}")
         for note in noisy_host_notes(ev.timing):
             st.warning(note, icon=":material/speed:")
