@@ -31,6 +31,9 @@ _BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 _COMPILE_TIME_NAMES = frozenset({"warpSize", "true", "false"})
 _STATEMENTS = ("expression_statement", "declaration", "return_statement")
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "!=": "!="}
+# warp votes and uniform shuffles: their value is the same in every lane of a warp, whatever the lanes loaded
+WARP_UNIFORM = ("__all_sync", "__any_sync", "__all", "__any", "__uni_sync", "__reduce_add_sync", "__reduce_min_sync",
+                "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,10 @@ class BranchEstimate:
     else_cost: int
     region_cost: int  # of the enclosing loop's body, or of the kernel
     unit: str  # "SASS instructions" | "statements"
+    # a condition on a value each lane loads from its own address (`bits[i] < 32`): which lanes take which arm
+    # is known only when the kernel runs, so `divergent_warps` and `active_lanes` are what a mixed warp does
+    data_source: str = ""
+    data_groups: int = 0  # distinct addresses the lanes of one warp load it from
 
     @property
     def idle_share(self) -> float:
@@ -224,6 +231,8 @@ class ControlCollector:
             target = self._pointer(node.child_by_field_name("argument"), env)
             if target is not None:
                 return _groups(target.offset, self.lanes), text(node)
+        elif kind == "call_expression" and call_name(node) in WARP_UNIFORM:
+            return 0, ""  # a vote over the warp: one value for all its lanes
         elif kind == "call_expression" and call_name(node).startswith(LOAD_INTRINSICS):
             args = node.child_by_field_name("arguments")
             first = next((c for c in args.children if c.is_named), None) if args is not None else None
@@ -289,7 +298,7 @@ class ControlCollector:
         try:
             values = self.ev.vector(_inner(condition), env)
         except (Unknown, TypeError, ValueError, ZeroDivisionError):
-            return
+            return self._data_branch(node, condition, env, ctx)
         truth = _per_warp(np.asarray(values) != 0, self.lanes)
         active = truth.sum(axis=1)
         split = (active > 0) & (active < self.lanes)
@@ -304,6 +313,22 @@ class ControlCollector:
             has_else=alternative is not None, in_loop=ctx.loop_depth > 0, then_cost=self._cost(consequence, True),
             else_cost=self._cost(alternative, True), region_cost=self._cost(region),
             unit="SASS instructions" if self.mix is not None else "statements"))
+
+    def _data_branch(self, node: Node, condition: Node, env: Env, ctx: Context) -> None:
+        """A branch on data each lane loads from its own address: a warp whose lanes loaded values on both
+        sides of the condition runs both arms. Recorded with half the lanes in each arm (a mixed warp)."""
+        groups, source = self.data(_inner(condition), env)
+        if groups < self.lanes or self.lanes < 2:
+            return
+        warps = -(-self.threads // self.lanes)
+        alternative = node.child_by_field_name("alternative")
+        self.branches.append(BranchEstimate(
+            kernel=self.kernel.name, line=line_of(node), condition=text(_inner(condition))[:80], lanes=self.lanes,
+            warps=warps, divergent_warps=warps, active_lanes=self.lanes / 2, has_else=alternative is not None,
+            in_loop=ctx.loop_depth > 0, then_cost=self._cost(node.child_by_field_name("consequence"), True),
+            else_cost=self._cost(alternative, True), region_cost=self._cost(self._region(node)),
+            unit="SASS instructions" if self.mix is not None else "statements", data_source=source,
+            data_groups=groups))
 
     def _region(self, node: Node) -> Node | None:
         current = node.parent
