@@ -41,3 +41,15 @@ def test_a_small_arm_on_loaded_data_is_not_named():
     result = analysed(Path(__file__).parent / "data_branch_cases" / "relu.cu", "sm_90")
     assert result.ok and [b for b in result.static.kernels[0].branches if b.data_source]
     assert not [f for f in result.findings if f.tool == "divergence"]
+
+
+def test_blocks_that_return_at_once_past_a_loaded_count_name_the_grid_and_the_grid_stride_fix():
+    case = next(c for c in load_cases() if c.name == "mujoco-idle-blocks")
+    slow = analysed(case.folder / "slow.cu", case.arch, case.sizes)
+    exits = [b for b in slow.static.kernels[0].branches if b.block_exit]
+    assert [(b.condition, b.data_source) for b in exits] == [("efc >= nefc[0]", "nefc[0]")]
+    finding = next(f for f in slow.findings if f.title == "blocks that exit at once")
+    assert finding.evidence.startswith("1048576 blocks") and "e += gridDim.x" in finding.suggestion
+    assert not [f for f in slow.findings if f.tool == "divergence"]  # a whole block leaving splits no warp
+    fixed = analysed(case.folder / "fixed.cu", case.arch, case.sizes)
+    assert not [b for b in fixed.static.kernels[0].branches if b.block_exit]

@@ -53,8 +53,8 @@ class AccessEstimate:
     padded_extent: int | None = None  # shared tile: the row length that serves all its accesses best, if better
     padded_wavefronts: int | None = None  # this access's wavefronts with that row length
     own_pointers: str = ""  # each lane reads through its own pointer, loaded by this expression (`rows[tid]`)
-    struct_name: str = ""  # the array holds structs of this type ...
-    struct_bytes: int = 0  # ... this large, read or written in pieces of `elem_bytes`
+    struct_name: str = ""  # a member of the structs the array holds, of this type ...
+    struct_bytes: int = 0  # ... this large
 
     @property
     def known(self) -> bool:
@@ -453,8 +453,10 @@ class AccessCollector:
         if key in self._seen:
             return
         self._seen.add(key)
-        width = self.ev.request_bytes(array)
-        layout = self.ev.layout_of(array.type_name) if width != array.elem_bytes else None
+        # a whole struct copied (`t = tracks[i]`) counts as one access of its size: the warp reads one contiguous
+        # span and uses all of it, whatever pieces the compiler copies it in; a member alone is the struct apart
+        width = array.elem_bytes
+        layout = self.ev.layouts.get(array.struct) if array.struct else None
         line, expression = line_of(node), text(node)
         if self._calls:  # an access inside a helper: reported where the kernel calls it
             line, expression = line_of(self._calls[0]), f"{text(self._calls[0])} → {expression}"

@@ -57,6 +57,9 @@ class BranchEstimate:
     # is known only when the kernel runs, so `divergent_warps` and `active_lanes` are what a mixed warp does
     data_source: str = ""
     data_groups: int = 0  # distinct addresses the lanes of one warp load it from
+    # `if (blockIdx.x >= count[0]) return;` at the top level: whole blocks exit at once, on a count read from
+    # memory that is the same for every thread (the grid is sized to a maximum, not to the work)
+    block_exit: bool = False
 
     @property
     def idle_share(self) -> float:
@@ -152,6 +155,7 @@ class ControlCollector:
         self.mix = mix if mix is not None and mix.has_lines else None
         self.loads: dict[str, int] = {}  # local name -> data groups of the loads its value came from
         self.sources: dict[str, str] = {}  # local name -> the load expression that fed it
+        self.definitions: dict[str, Node] = {}  # local name -> the expression it was declared with
         self.constants: set[str] = set(kernel.template_params)
         self.branches: list[BranchEstimate] = []
         self.loops: list[LoopEstimate] = []
@@ -193,6 +197,7 @@ class ControlCollector:
     def _define(self, declarator: Node, value: Node, env: Env) -> None:
         name = text(declarator.child_by_field_name("declarator")).lstrip("*& ")
         self.loads[name], self.sources[name] = self.data(value, env)
+        self.definitions[name] = value
         declaration = declarator.parent
         qualifiers = {text(c) for c in declaration.children if c.type in ("type_qualifier", "storage_class_specifier")}
         if qualifiers & {"const", "constexpr"} and self.compile_time(value, env):
@@ -318,6 +323,13 @@ class ControlCollector:
         """A branch on data each lane loads from its own address: a warp whose lanes loaded values on both
         sides of the condition runs both arms. Recorded with half the lanes in each arm (a mixed warp)."""
         groups, source = self.data(_inner(condition), env)
+        if groups == 1 and self._block_exit(node, condition, env, ctx):
+            self.branches.append(BranchEstimate(
+                kernel=self.kernel.name, line=line_of(node), condition=text(_inner(condition))[:80],
+                lanes=self.lanes, warps=-(-self.threads // self.lanes), divergent_warps=0, active_lanes=0.0,
+                has_else=False, in_loop=False, then_cost=0, else_cost=0, region_cost=0, unit="statements",
+                data_source=source, data_groups=1, block_exit=True))
+            return
         if groups < self.lanes or self.lanes < 2:
             return
         warps = -(-self.threads // self.lanes)
@@ -329,6 +341,39 @@ class ControlCollector:
             else_cost=self._cost(alternative, True), region_cost=self._cost(self._region(node)),
             unit="SASS instructions" if self.mix is not None else "statements", data_source=source,
             data_groups=groups))
+
+    def _block_exit(self, node: Node, condition: Node, env: Env, ctx: Context) -> bool:
+        """`if (blockIdx.x >= count[0]) return;` outside loops: a comparison of a value the same for every thread of
+        the block that depends on the block index with a load, whose arm only returns."""
+        comparison = _inner(condition)
+        consequence = node.child_by_field_name("consequence")
+        body = [c for c in consequence.children if c.is_named and c.type != "comment"] \
+            if consequence is not None and consequence.type == "compound_statement" else [consequence]
+        if ctx.loop_depth or node.child_by_field_name("alternative") is not None or len(body) != 1 \
+                or body[0] is None or body[0].type != "return_statement" \
+                or comparison.type != "binary_expression" \
+                or text(comparison.child_by_field_name("operator")) not in (">=", ">", "<", "<="):
+            return False
+        for side in ("left", "right"):
+            try:
+                values = self.ev.vector(comparison.child_by_field_name(side), env)
+            except (Unknown, TypeError, ValueError):
+                continue
+            if np.all(values == values[0]) and self._per_block(comparison.child_by_field_name(side)):
+                return True
+        return False
+
+    def _per_block(self, node: Node, depth: int = 0) -> bool:
+        """Whether a value is computed from `blockIdx` (directly or through the locals it is defined from)."""
+        if depth > 8:
+            return False
+        for current in walk(node):
+            if current.type == "field_expression" and text(current.child_by_field_name("argument")) == "blockIdx":
+                return True
+            if current.type == "identifier" and text(current) in self.definitions and \
+                    self._per_block(self.definitions[text(current)], depth + 1):
+                return True
+        return False
 
     def _region(self, node: Node) -> Node | None:
         current = node.parent

@@ -46,6 +46,7 @@ class Pointer:
     # where each lane's own base address was loaded from (`rows[tid]`), when it differs across lanes:
     # `offset` is then relative to each lane's base
     lane_bases: str = ""
+    struct: str = ""  # a member of a struct of this type (`out[i].h0`): lanes are the struct's size apart
 
     def with_type(self, type_name: str, elem_bytes: int) -> Pointer:
         return Pointer(self.root, self.space, elem_bytes, self.offset, (), type_name, 1, self.lane_bases)
@@ -189,13 +190,6 @@ class Evaluator:
         cleaned = [w for w in type_name.replace("*", " ").split() if w not in ("const", "volatile", "struct")]
         return self.layouts.get(cleaned[-1].split("::")[-1]) if cleaned else None
 
-    def request_bytes(self, pointer: Pointer) -> int:
-        """Bytes one lane moves per memory instruction through `pointer`: a struct is copied in pieces of its
-        alignment (at most 16 bytes), so a 20-byte struct of words is five 4-byte requests."""
-        layout = self.layout_of(pointer.type_name) if pointer.levels == 1 else None
-        if layout is not None and layout.size == pointer.elem_bytes:
-            return min(layout.align, 16, layout.size)
-        return pointer.elem_bytes
 
     # -- expressions -----------------------------------------------------------------------------
     def value(self, node: Node, env: Env) -> Value:
@@ -537,7 +531,8 @@ class Evaluator:
             return Pointer(text(node), "global", self.elem_bytes_of(member.type_name), self.const(0), (),
                            member.type_name, 1, text(node) if np.any(at != at[0]) or base.lane_bases else "")
         dims = (member.count,) if member.count > 1 else ()
-        return Pointer(base.root, base.space, member.bytes, at, dims, member.type_name, 1, base.lane_bases)
+        return Pointer(base.root, base.space, member.bytes, at, dims, member.type_name, 1, base.lane_bases,
+                       layout.name)
 
     def loaded_pointer(self, node: Node, env: Env) -> Pointer | None:
         """`rows[tid]` or `*rows` on an array of pointers: the pointer each lane loads. Where the lanes load

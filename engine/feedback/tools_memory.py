@@ -62,8 +62,8 @@ def _apart(access: AccessEstimate, verb: str) -> str:
         return "the warp's addresses are scattered"
     text = f"neighbouring threads {verb} addresses {fmt_bytes(stride)} apart"
     if access.struct_name:
-        text += (f" ({access.array} holds {access.struct_name} structs of {access.struct_bytes} bytes, each lane "
-                 f"{verb}ing {access.elem_bytes} bytes of its own)")
+        text += (f" ({access.array} holds {access.struct_name} structs of {access.struct_bytes} bytes and each lane "
+                 f"{verb}s one {access.elem_bytes}-byte member of its own)")
     return text
 
 

@@ -41,6 +41,8 @@ def divergence(d: Diagnostics) -> list[Finding]:
     findings = []
     for kernel in _kernels(d):
         for branch in kernel.branches:
+            if branch.block_exit:
+                continue  # whole blocks leaving: a launch-configuration question (see `launch_configuration`)
             if branch.data_source:
                 findings.extend(_data_branch(branch))
                 continue
