@@ -17,6 +17,7 @@ import numpy as np
 from engine.analysis.cuda_ast import FunctionDef, Macro, Node, call_name, enclosing, line_of, text, walk
 from engine.analysis.evaluator import Env, Evaluator, Pointer, Undefined, Unknown, Value
 from engine.analysis.interp import Context, Interpreter
+from engine.analysis.layouts import Layout
 
 SECTOR_BYTES = 32
 BANKS = 32
@@ -51,6 +52,9 @@ class AccessEstimate:
     dims: tuple[int | None, ...] = ()  # the array's declared extents (shared and local arrays)
     padded_extent: int | None = None  # shared tile: the row length that serves all its accesses best, if better
     padded_wavefronts: int | None = None  # this access's wavefronts with that row length
+    own_pointers: str = ""  # each lane reads through its own pointer, loaded by this expression (`rows[tid]`)
+    struct_name: str = ""  # a member of the structs the array holds, of this type ...
+    struct_bytes: int = 0  # ... this large
 
     @property
     def known(self) -> bool:
@@ -150,8 +154,11 @@ def kernel_environment(kernel: FunctionDef, ev: Evaluator, block: tuple[int, int
     env.define("gridDim", tuple(ev.const(v) for v in (grid or (1024, 64, 1))))
     for param in kernel.params:
         if param.is_pointer:
-            env.define(param.name, Pointer(param.name, "global", ev.elem_bytes_of(param.type_name),
-                                           ev.const(0), (), param.type_name))
+            levels = max(1, param.depth)
+            elem = 8 if levels > 1 else ev.elem_bytes_of(param.type_name)
+            env.define(param.name, Pointer(param.name, "global", elem, ev.const(0), (), param.type_name, levels))
+        elif (layout := ev.layout_of(param.type_name)) is not None:
+            assumed.extend(_struct_argument(param.name, layout, ev, env, scalars))
         elif param.name in scalars:
             env.define(param.name, ev.const(scalars[param.name]))
         elif param.type_name in ("float", "double", "half", "__half"):
@@ -166,6 +173,24 @@ def kernel_environment(kernel: FunctionDef, ev: Evaluator, block: tuple[int, int
     for declaration in shared:
         declare.declaration(declaration, env, Context())
     return env, assumed
+
+
+def _struct_argument(name: str, layout: Layout, ev: Evaluator, env: Env,
+                     scalars: dict[str, int | float]) -> list[str]:
+    """A struct passed by value (`Job job`): its pointer members as arrays (`job.data`) and its integer
+    members as sizes (`job.len`: from `scalars`, else DEFAULT_SCALAR, returned as assumed)."""
+    assumed = []
+    for member in layout.members.values():
+        key = f"{name}.{member.name}"
+        if member.is_pointer:
+            env.define(key, Pointer(key, "global", ev.elem_bytes_of(member.type_name), ev.const(0), (),
+                                    member.type_name))
+        elif key in scalars:
+            env.define(key, ev.const(scalars[key]))
+        elif member.count == 1 and member.type_name not in ("float", "double", "half", "__half"):
+            env.define(key, ev.const(DEFAULT_SCALAR))
+            assumed.append(key)
+    return assumed
 
 
 def bind_arguments(function: FunctionDef, call: Node, ev: Evaluator, env: Env) -> Env:
@@ -191,11 +216,12 @@ class AccessCollector:
 
     def __init__(self, kernel: FunctionDef, block: tuple[int, int, int], grid: tuple[int, int, int] | None,
                  scalars: dict[str, int | float], macros: dict[str, Macro], device_functions: dict,
-                 default_elem_bytes: int = 4, shared: tuple[Node, ...] = ()) -> None:
+                 default_elem_bytes: int = 4, shared: tuple[Node, ...] = (),
+                 layouts: dict[str, Layout] | None = None) -> None:
         self.kernel = kernel
         self.block = block
         self.lanes = max(1, min(32, block[0] * block[1] * block[2]))
-        self.ev = Evaluator(self.lanes, macros, device_functions, default_elem_bytes)
+        self.ev = Evaluator(self.lanes, macros, device_functions, default_elem_bytes, layouts)
         self.scalars = scalars
         self.grid = grid or (1024, 64, 1)
         self.shared = shared
@@ -285,6 +311,14 @@ class AccessCollector:
                     outer = outer.child_by_field_name("argument")
                 stack.append(outer)
                 continue
+            if current.type == "field_expression" and self.member(current, env, ctx):
+                argument = current.child_by_field_name("argument")
+                while argument.type == "subscript_expression":  # `out[i].h0`: the member is the access
+                    indices = argument.child_by_field_name("indices")
+                    if indices is not None:
+                        stack.extend(indices.children)
+                    argument = argument.child_by_field_name("argument")
+                continue
             if current.type == "pointer_expression" and text(current.child_by_field_name("operator")) == "*":
                 self.dereference(current, env, ctx)
             elif current.type == "call_expression":
@@ -292,6 +326,43 @@ class AccessCollector:
                 if call_name(current) in self.ev.device_functions:
                     self.helper(current, env, ctx)
             stack.extend(reversed(current.children))
+
+    def member(self, node: Node, env: Env, ctx: Context) -> bool:
+        """`out[i].h0` or `p->h0`: record the access of one member of a struct in memory (its own offset and
+        width). False when the field expression is not such an access (a dim3 field, `job.data`, an array
+        member that a subscript indexes further)."""
+        parent = node.parent
+        if parent is not None and parent.type == "subscript_expression" and parent.child_by_field_name("argument") \
+                == node:
+            return False
+        try:
+            env.lookup("".join(text(node).split()))
+            return False  # a member of a struct argument: a value, not memory
+        except KeyError:
+            pass
+        try:
+            target = self.ev.member(node, env)
+        except Unknown as exc:
+            return self._unknown_member(node, env, ctx, str(exc))
+        if target is None or target.space not in ("global", "shared") or target.root == text(node):
+            return False
+        kind = _kind(node)
+        if kind is not None:
+            self.record(node, target, kind, ctx, target.offset, "")
+        return True
+
+    def _unknown_member(self, node: Node, env: Env, ctx: Context, reason: str) -> bool:
+        argument = node.child_by_field_name("argument")
+        while argument.type == "subscript_expression":
+            argument = argument.child_by_field_name("argument")
+        try:
+            base = self.ev.pointer(argument, env)
+        except Unknown:
+            base = None
+        if base is None or base.space not in ("global", "shared") or self.ev.layout_of(base.type_name) is None:
+            return False
+        self.record(node, base, _kind(node) or "load", ctx, None, reason)
+        return True
 
     def pointer_call(self, node: Node, env: Env, ctx: Context) -> None:
         """`__ldg(p + i)` and `atomicAdd(p + i, v)`: accesses through a pointer argument, not a subscript."""
@@ -382,12 +453,26 @@ class AccessCollector:
         if key in self._seen:
             return
         self._seen.add(key)
+        # a whole struct copied (`t = tracks[i]`) counts as one access of its size: the warp reads one contiguous
+        # span and uses all of it, whatever pieces the compiler copies it in; a member alone is the struct apart
         width = array.elem_bytes
+        layout = self.ev.layouts.get(array.struct) if array.struct else None
         line, expression = line_of(node), text(node)
         if self._calls:  # an access inside a helper: reported where the kernel calls it
             line, expression = line_of(self._calls[0]), f"{text(self._calls[0])} → {expression}"
         common = dict(kernel=self.kernel.name, line=line, expression=expression[:120], array=array.root,
-                      space=array.space, kind=kind, elem_bytes=width, loop_depth=ctx.loop_depth, dims=array.dims)
+                      space=array.space, kind=kind, elem_bytes=width, loop_depth=ctx.loop_depth, dims=array.dims,
+                      struct_name=layout.name if layout else "", struct_bytes=layout.size if layout else 0)
+        if array.lane_bases and offsets is not None and ctx.loop_depth > 0 and np.all(offsets == offsets[0]):
+            # lanes in step, each at the same place of its own block of memory: a walk per thread, every
+            # lane in its own sector (their blocks are at least the walk apart, unless they overlap)
+            per_lane = max(1, -(-width // SECTOR_BYTES))
+            self.accesses.append(AccessEstimate(**common, sectors=len(offsets) * per_lane,
+                                                ideal_sectors=max(1, -(-len(offsets) * width // SECTOR_BYTES)),
+                                                own_pointers=array.lane_bases))
+            return
+        if array.lane_bases:
+            offsets, reason = None, reason or f"each lane's base address is loaded from memory ({array.lane_bases})"
         if offsets is None:
             self.accesses.append(AccessEstimate(**common, reason=reason or "address not known statically"))
             return
@@ -408,9 +493,10 @@ class AccessCollector:
 def estimate_accesses(kernel: FunctionDef, block: tuple[int, int, int], grid: tuple[int, int, int] | None = None,
                       scalars: dict[str, int | float] | None = None, macros: dict[str, Macro] | None = None,
                       device_functions: dict | None = None, default_elem_bytes: int = 4,
-                      shared: tuple[Node, ...] = ()) -> tuple[list[AccessEstimate], list[str]]:
+                      shared: tuple[Node, ...] = (),
+                      layouts: dict[str, Layout] | None = None) -> tuple[list[AccessEstimate], list[str]]:
     """Estimates for every access of `kernel` launched with `block`, and the scalars that were assumed;
-    `shared`: the unit's file-scope `__shared__` declarations."""
+    `shared`: the unit's file-scope `__shared__` declarations; `layouts`: its structs (see `layouts`)."""
     collector = AccessCollector(kernel, block, grid, scalars or {}, macros or {}, device_functions or {},
-                                default_elem_bytes, shared)
+                                default_elem_bytes, shared, layouts)
     return collector.run(), collector.assumed

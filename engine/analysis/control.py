@@ -31,6 +31,9 @@ _BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 _COMPILE_TIME_NAMES = frozenset({"warpSize", "true", "false"})
 _STATEMENTS = ("expression_statement", "declaration", "return_statement")
 _FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "!=": "!="}
+# warp votes and uniform shuffles: their value is the same in every lane of a warp, whatever the lanes loaded
+WARP_UNIFORM = ("__all_sync", "__any_sync", "__all", "__any", "__uni_sync", "__reduce_add_sync", "__reduce_min_sync",
+                "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,13 @@ class BranchEstimate:
     else_cost: int
     region_cost: int  # of the enclosing loop's body, or of the kernel
     unit: str  # "SASS instructions" | "statements"
+    # a condition on a value each lane loads from its own address (`bits[i] < 32`): which lanes take which arm
+    # is known only when the kernel runs, so `divergent_warps` and `active_lanes` are what a mixed warp does
+    data_source: str = ""
+    data_groups: int = 0  # distinct addresses the lanes of one warp load it from
+    # `if (blockIdx.x >= count[0]) return;` at the top level: whole blocks exit at once, on a count read from
+    # memory that is the same for every thread (the grid is sized to a maximum, not to the work)
+    block_exit: bool = False
 
     @property
     def idle_share(self) -> float:
@@ -145,6 +155,7 @@ class ControlCollector:
         self.mix = mix if mix is not None and mix.has_lines else None
         self.loads: dict[str, int] = {}  # local name -> data groups of the loads its value came from
         self.sources: dict[str, str] = {}  # local name -> the load expression that fed it
+        self.definitions: dict[str, Node] = {}  # local name -> the expression it was declared with
         self.constants: set[str] = set(kernel.template_params)
         self.branches: list[BranchEstimate] = []
         self.loops: list[LoopEstimate] = []
@@ -186,6 +197,7 @@ class ControlCollector:
     def _define(self, declarator: Node, value: Node, env: Env) -> None:
         name = text(declarator.child_by_field_name("declarator")).lstrip("*& ")
         self.loads[name], self.sources[name] = self.data(value, env)
+        self.definitions[name] = value
         declaration = declarator.parent
         qualifiers = {text(c) for c in declaration.children if c.type in ("type_qualifier", "storage_class_specifier")}
         if qualifiers & {"const", "constexpr"} and self.compile_time(value, env):
@@ -224,6 +236,8 @@ class ControlCollector:
             target = self._pointer(node.child_by_field_name("argument"), env)
             if target is not None:
                 return _groups(target.offset, self.lanes), text(node)
+        elif kind == "call_expression" and call_name(node) in WARP_UNIFORM:
+            return 0, ""  # a vote over the warp: one value for all its lanes
         elif kind == "call_expression" and call_name(node).startswith(LOAD_INTRINSICS):
             args = node.child_by_field_name("arguments")
             first = next((c for c in args.children if c.is_named), None) if args is not None else None
@@ -289,7 +303,7 @@ class ControlCollector:
         try:
             values = self.ev.vector(_inner(condition), env)
         except (Unknown, TypeError, ValueError, ZeroDivisionError):
-            return
+            return self._data_branch(node, condition, env, ctx)
         truth = _per_warp(np.asarray(values) != 0, self.lanes)
         active = truth.sum(axis=1)
         split = (active > 0) & (active < self.lanes)
@@ -304,6 +318,62 @@ class ControlCollector:
             has_else=alternative is not None, in_loop=ctx.loop_depth > 0, then_cost=self._cost(consequence, True),
             else_cost=self._cost(alternative, True), region_cost=self._cost(region),
             unit="SASS instructions" if self.mix is not None else "statements"))
+
+    def _data_branch(self, node: Node, condition: Node, env: Env, ctx: Context) -> None:
+        """A branch on data each lane loads from its own address: a warp whose lanes loaded values on both
+        sides of the condition runs both arms. Recorded with half the lanes in each arm (a mixed warp)."""
+        groups, source = self.data(_inner(condition), env)
+        if groups == 1 and self._block_exit(node, condition, env, ctx):
+            self.branches.append(BranchEstimate(
+                kernel=self.kernel.name, line=line_of(node), condition=text(_inner(condition))[:80],
+                lanes=self.lanes, warps=-(-self.threads // self.lanes), divergent_warps=0, active_lanes=0.0,
+                has_else=False, in_loop=False, then_cost=0, else_cost=0, region_cost=0, unit="statements",
+                data_source=source, data_groups=1, block_exit=True))
+            return
+        if groups < self.lanes or self.lanes < 2:
+            return
+        warps = -(-self.threads // self.lanes)
+        alternative = node.child_by_field_name("alternative")
+        self.branches.append(BranchEstimate(
+            kernel=self.kernel.name, line=line_of(node), condition=text(_inner(condition))[:80], lanes=self.lanes,
+            warps=warps, divergent_warps=warps, active_lanes=self.lanes / 2, has_else=alternative is not None,
+            in_loop=ctx.loop_depth > 0, then_cost=self._cost(node.child_by_field_name("consequence"), True),
+            else_cost=self._cost(alternative, True), region_cost=self._cost(self._region(node)),
+            unit="SASS instructions" if self.mix is not None else "statements", data_source=source,
+            data_groups=groups))
+
+    def _block_exit(self, node: Node, condition: Node, env: Env, ctx: Context) -> bool:
+        """`if (blockIdx.x >= count[0]) return;` outside loops: a comparison of a value the same for every thread of
+        the block that depends on the block index with a load, whose arm only returns."""
+        comparison = _inner(condition)
+        consequence = node.child_by_field_name("consequence")
+        body = [c for c in consequence.children if c.is_named and c.type != "comment"] \
+            if consequence is not None and consequence.type == "compound_statement" else [consequence]
+        if ctx.loop_depth or node.child_by_field_name("alternative") is not None or len(body) != 1 \
+                or body[0] is None or body[0].type != "return_statement" \
+                or comparison.type != "binary_expression" \
+                or text(comparison.child_by_field_name("operator")) not in (">=", ">", "<", "<="):
+            return False
+        for side in ("left", "right"):
+            try:
+                values = self.ev.vector(comparison.child_by_field_name(side), env)
+            except (Unknown, TypeError, ValueError):
+                continue
+            if np.all(values == values[0]) and self._per_block(comparison.child_by_field_name(side)):
+                return True
+        return False
+
+    def _per_block(self, node: Node, depth: int = 0) -> bool:
+        """Whether a value is computed from `blockIdx` (directly or through the locals it is defined from)."""
+        if depth > 8:
+            return False
+        for current in walk(node):
+            if current.type == "field_expression" and text(current.child_by_field_name("argument")) == "blockIdx":
+                return True
+            if current.type == "identifier" and text(current) in self.definitions and \
+                    self._per_block(self.definitions[text(current)], depth + 1):
+                return True
+        return False
 
     def _region(self, node: Node) -> Node | None:
         current = node.parent

@@ -226,6 +226,7 @@ class Param:
     is_const: bool = False
     is_restrict: bool = False
     index: int = 0
+    depth: int = 0  # levels of indirection: 1 for `float*`, 2 for `const char* const*` (an array of pointers)
 
 
 @dataclass
@@ -255,15 +256,18 @@ def _param(node: Node, index: int) -> Param | None:
         return None
     pointer = False
     restrict = False
+    depth = 0
     while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator",
                                                          "array_declarator"):
         pointer = pointer or declarator.type in ("pointer_declarator", "array_declarator")
+        depth += declarator.type in ("pointer_declarator", "array_declarator")
         restrict = restrict or any(text(c) in ("__restrict__", "__restrict") for c in declarator.children
                                    if c.type == "type_qualifier")
         declarator = declarator.child_by_field_name("declarator")
     qualifiers = [text(c) for c in node.children if c.type == "type_qualifier"]
     return Param(name=text(declarator), type_name=text(type_node), is_pointer=pointer,
-                 is_const="const" in qualifiers, is_restrict=restrict or "__restrict__" in qualifiers, index=index)
+                 is_const="const" in qualifiers, is_restrict=restrict or "__restrict__" in qualifiers, index=index,
+                 depth=depth)
 
 
 def _function(node: Node) -> FunctionDef | None:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.analysis.cuda_ast import Macro, Node, call_name, parse_expression, text, type_bytes
+from engine.analysis.cuda_ast import Macro, Node, call_name, parse_expression, text
+from engine.analysis.layouts import POINTER_BYTES, Layout, scalar_bytes
 
 MAX_MACRO_DEPTH = 16
 
@@ -41,8 +42,19 @@ class Pointer:
     dims: tuple[int | None, ...] = ()  # array extents (shared/local arrays); () for a plain pointer
     type_name: str = ""
 
+    levels: int = 1  # 2: its elements are pointers themselves (`const char* const* rows`)
+    # where each lane's own base address was loaded from (`rows[tid]`), when it differs across lanes:
+    # `offset` is then relative to each lane's base
+    lane_bases: str = ""
+    struct: str = ""  # a member of a struct of this type (`out[i].h0`): lanes are the struct's size apart
+
     def with_type(self, type_name: str, elem_bytes: int) -> Pointer:
-        return Pointer(self.root, self.space, elem_bytes, self.offset, (), type_name)
+        return Pointer(self.root, self.space, elem_bytes, self.offset, (), type_name, 1, self.lane_bases)
+
+    def moved(self, offset: np.ndarray) -> Pointer:
+        """The same reference at other byte offsets."""
+        return Pointer(self.root, self.space, self.elem_bytes, offset, self.dims, self.type_name, self.levels,
+                       self.lane_bases)
 
 
 @dataclass
@@ -147,8 +159,10 @@ class Evaluator:
     """Values of expressions over the lanes of one warp, given the names the analysis knows."""
 
     def __init__(self, lanes: int, macros: dict[str, Macro] | None = None,
-                 device_functions: dict | None = None, default_elem_bytes: int = 4) -> None:
+                 device_functions: dict | None = None, default_elem_bytes: int = 4,
+                 layouts: dict[str, Layout] | None = None) -> None:
         self.lanes = lanes
+        self.layouts = layouts or {}
         self.macros = macros or {}
         self.device_functions = device_functions or {}
         self.default_elem_bytes = default_elem_bytes
@@ -169,7 +183,13 @@ class Evaluator:
         raise Unknown(f"`{text(node)}` is not a scalar")
 
     def elem_bytes_of(self, type_name: str) -> int:
-        return type_bytes(type_name, self.default_elem_bytes) or self.default_elem_bytes
+        return scalar_bytes(type_name, self.layouts) or self.default_elem_bytes
+
+    def layout_of(self, type_name: str) -> Layout | None:
+        """The struct layout of a type name (`const sha1_ctx` → sha1_ctx's), if the file defines it."""
+        cleaned = [w for w in type_name.replace("*", " ").split() if w not in ("const", "volatile", "struct")]
+        return self.layouts.get(cleaned[-1].split("::")[-1]) if cleaned else None
+
 
     # -- expressions -----------------------------------------------------------------------------
     def value(self, node: Node, env: Env) -> Value:
@@ -262,6 +282,12 @@ class Evaluator:
         raise Unknown(f"`{full}` has no value known before the kernel runs", (full,))
 
     def field(self, node: Node, env: Env) -> Value:
+        try:
+            return env.lookup("".join(text(node).split()))  # a member of a struct argument (`job.len`)
+        except KeyError:
+            pass
+        if self.member(node, env) is not None:
+            raise Unknown(f"`{text(node)}` is a value loaded from memory (a data-dependent index)")
         base = self.value(node.child_by_field_name("argument"), env)
         member = text(node.child_by_field_name("field"))
         if isinstance(base, tuple) and member in ("x", "y", "z"):
@@ -406,18 +432,32 @@ class Evaluator:
                 base, offset_node = self.pointer(right, env), left
             if base is None:
                 return None
-            offset = self.vector(offset_node, env) * base.elem_bytes
+            try:
+                offset = self.vector(offset_node, env) * base.elem_bytes
+            except Unknown:
+                loaded = self.per_lane_load(offset_node, env) if op == "+" and not base.lane_bases else None
+                if loaded is None:
+                    raise
+                # `base + offsets[tid]`: each lane starts where its own loaded offset says
+                return Pointer(base.root, base.space, base.elem_bytes, base.offset * 0, (), base.type_name,
+                               base.levels, loaded)
             return Pointer(base.root, base.space, base.elem_bytes,
-                           base.offset + (offset if op == "+" else -offset), (), base.type_name)
+                           base.offset + (offset if op == "+" else -offset), (), base.type_name, base.levels,
+                           base.lane_bases)
         if kind == "update_expression":  # `*p++` reads where p points now; `*++p` one element on
             base = self.pointer(node.child_by_field_name("argument"), env)
             operator = text(node.child_by_field_name("operator"))
             if base is None or node.start_byte != node.child_by_field_name("operator").start_byte:
                 return base
             step = base.elem_bytes if operator == "++" else -base.elem_bytes
-            return Pointer(base.root, base.space, base.elem_bytes, base.offset + step, base.dims, base.type_name)
+            return base.moved(base.offset + step)
         if kind == "call_expression" and call_name(node) in self.device_functions:
             return self.device_pointer(node, env)
+        if kind == "field_expression":
+            return self.member(node, env)
+        if kind == "subscript_expression" or (
+                kind == "pointer_expression" and text(node.child_by_field_name("operator")) == "*"):
+            return self.loaded_pointer(node, env)
         if kind == "pointer_expression" and text(node.child_by_field_name("operator")) == "&":
             target = node.child_by_field_name("argument")
             if target.type == "subscript_expression":
@@ -430,17 +470,22 @@ class Evaluator:
     def element(self, node: Node, env: Env) -> Pointer | None:
         """The element a subscript chain `a[i][j]` designates (offset in bytes), or None if `a` is unknown."""
         indices: list[Node] = []
-        current = node
+        current = innermost = node
         while current.type == "subscript_expression":
             index_list = current.child_by_field_name("indices")
             named = [c for c in index_list.children if c.is_named] if index_list else []
             if not named:
                 return None
             indices.insert(0, named[0])
-            current = current.child_by_field_name("argument")
+            innermost, current = current, current.child_by_field_name("argument")
         base = self.pointer(current, env)
         if base is None:
             return None
+        if base.levels >= 2 and not base.dims and len(indices) > 1:  # `rows[tid][i]`: through the loaded pointer
+            loaded = self.loaded_pointer(innermost, env)
+            if loaded is None:
+                return None
+            base, indices = loaded, indices[1:]
         dims = base.dims
         if dims and len(indices) != len(dims):
             return None  # a row of a multi-dimensional array, not an element
@@ -455,4 +500,84 @@ class Evaluator:
                 linear = linear * extent
             linear = linear + self.vector(index, env)
         return Pointer(base.root, base.space, base.elem_bytes, base.offset + linear * base.elem_bytes, (),
-                       base.type_name)
+                       base.type_name, base.levels, base.lane_bases)
+
+    def member(self, node: Node, env: Env) -> Pointer | None:
+        """The memory a field expression designates: `out[i].h0` or `p->h0` (a member of a struct in memory,
+        at its offset and with its own width), or a pointer member of a struct argument (`job.data`)."""
+        try:
+            value = env.lookup("".join(text(node).split()))
+        except KeyError:
+            value = None
+        if isinstance(value, Pointer):
+            return value
+        argument, name = node.child_by_field_name("argument"), text(node.child_by_field_name("field"))
+        if text(node.child_by_field_name("operator")) == "->":
+            base = self.pointer(argument, env)
+        elif argument.type == "subscript_expression":
+            base = self.element(argument, env)
+        elif argument.type == "field_expression":
+            base = self.member(argument, env)
+        else:
+            return None
+        if base is None or base.levels != 1:
+            return None
+        layout = self.layout_of(base.type_name)
+        member = layout.members.get(name) if layout is not None else None
+        if member is None:
+            return None
+        at = base.offset + member.offset
+        if member.is_pointer:  # the member holds an address: what it points to is loaded per lane
+            return Pointer(text(node), "global", self.elem_bytes_of(member.type_name), self.const(0), (),
+                           member.type_name, 1, text(node) if np.any(at != at[0]) or base.lane_bases else "")
+        dims = (member.count,) if member.count > 1 else ()
+        return Pointer(base.root, base.space, member.bytes, at, dims, member.type_name, 1, base.lane_bases,
+                       layout.name)
+
+    def loaded_pointer(self, node: Node, env: Env) -> Pointer | None:
+        """`rows[tid]` or `*rows` on an array of pointers: the pointer each lane loads. Where the lanes load
+        different elements, each has its own base (`lane_bases`); where all load the same one, the base is
+        common and the offsets that follow are exact relative to it."""
+        if node.type == "subscript_expression":
+            current = node
+            while current.type == "subscript_expression":
+                current = current.child_by_field_name("argument")
+            base = self.pointer(current, env)
+            if base is None or base.levels < 2:
+                return None
+            slot = self.element(node, env)
+        else:
+            base = slot = self.pointer(node.child_by_field_name("argument"), env)
+            if base is None or base.levels < 2:
+                return None
+        if slot is None:
+            return None
+        levels = base.levels - 1
+        elem = POINTER_BYTES if levels > 1 else self.elem_bytes_of(base.type_name)
+        varies = bool(np.any(slot.offset != slot.offset[0])) or bool(base.lane_bases)
+        return Pointer(text(node), base.space, elem, self.const(0), (), base.type_name, levels,
+                       text(node) if varies else "")
+
+    def per_lane_load(self, node: Node, env: Env) -> str | None:
+        """The text of a value loaded from memory at a different index in each lane (`offsets[tid]` in
+        `base + offsets[tid]`), when `node` is such a load, possibly cast or scaled by a known factor."""
+        while node.type in ("parenthesized_expression", "cast_expression"):
+            named = [c for c in node.children if c.is_named]
+            node = node.child_by_field_name("value") or named[-1]
+        if node.type == "binary_expression" and text(node.child_by_field_name("operator")) == "*":
+            for side, other in (("left", "right"), ("right", "left")):
+                try:
+                    self.vector(node.child_by_field_name(other), env)
+                except Unknown:
+                    continue
+                return self.per_lane_load(node.child_by_field_name(side), env)
+            return None
+        if node.type != "subscript_expression":
+            return None
+        try:
+            slot = self.element(node, env)
+        except Unknown:
+            return None
+        if slot is None or not np.any(slot.offset != slot.offset[0]):
+            return None
+        return text(node)

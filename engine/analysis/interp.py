@@ -263,9 +263,7 @@ class Interpreter:
                 if op in ("+=", "-=") and current.space:
                     try:
                         step = self.ev.vector(right, env) * current.elem_bytes
-                        pointer = Pointer(current.root, current.space, current.elem_bytes,
-                                          current.offset + (step if op == "+=" else -step), current.dims,
-                                          current.type_name)
+                        pointer = current.moved(current.offset + (step if op == "+=" else -step))
                     except Unknown:
                         pointer = None
                 env.assign(name, pointer or Undefined(f"`{name}` is re-pointed in a way not followed"))
@@ -289,6 +287,4 @@ class Interpreter:
                 if isinstance(current, np.ndarray):
                     env.assign(name, current + step)
                 elif isinstance(current, Pointer) and current.space:
-                    env.assign(name, Pointer(current.root, current.space, current.elem_bytes,
-                                             current.offset + step * current.elem_bytes, current.dims,
-                                             current.type_name))
+                    env.assign(name, current.moved(current.offset + step * current.elem_bytes))

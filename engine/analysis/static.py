@@ -32,6 +32,7 @@ from engine.analysis.launch import (
     python_launch_sites,
     reference_inputs,
 )
+from engine.analysis.layouts import struct_layouts
 from engine.analysis.occupancy import REPORTED_ARCHS, arch_limits, theoretical_occupancy
 from engine.analysis.ptxas import KernelResources, demangle_kernel_name, parse_ptxas_log
 from engine.analysis.record import KernelReport, StaticReport, build_features
@@ -274,6 +275,7 @@ def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: d
     macros = unit_macros(root, fixed)
     functions = cuda_ast.functions(root)
     shared = tuple(cuda_ast.shared_declarations(root))
+    structs = struct_layouts(root, _integer_constants(macros))
     kernel_defs = {f.name: f for f in functions if f.is_kernel}
     device = {f.name: f for f in functions if not f.is_kernel and "__device__" in f.qualifiers}
     host_functions = [f for f in functions if not f.is_kernel and "__device__" not in f.qualifiers]
@@ -291,7 +293,7 @@ def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: d
         scalars = _kernel_scalars(kernel, sites, {**params, **fixed}, host, macros)
         report.accesses, report.assumed_scalars = _guarded(
             notes, f"{name}: access estimates", lambda k=kernel, lc=launch, sc=scalars: estimate_accesses(
-                k, lc.block, lc.grid, sc, macros, device, elem_bytes, shared), ([], []))
+                k, lc.block, lc.grid, sc, macros, device, elem_bytes, shared, structs), ([], []))
         report.branches, report.loops = _guarded(
             notes, f"{name}: control flow", lambda k=kernel, lc=launch, sc=scalars, r=report: estimate_control(
                 k, lc.block, lc.grid, sc, macros, device, elem_bytes, shared, r.mix), ([], []))
@@ -299,6 +301,17 @@ def _analyse_unit(unit: _Unit, py_sites: list[LaunchSite], host: dict, params: d
             notes.append(f"{name}: {', '.join(report.assumed_scalars)} taken as 4096 for address estimates")
         reports.append(report)
     return reports, host_sites
+
+
+def _integer_constants(macros: dict) -> dict[str, int]:
+    """The object-like macros and constants that are plain integers (`#define WORDS 5`): array members'
+    extents in struct definitions."""
+    found = {}
+    for name, macro in macros.items():
+        body = (macro.body or "").strip().strip("()").rstrip("uUlL")
+        if macro.params is None and body.isdigit():
+            found[name] = int(body)
+    return found
 
 
 def _guarded(notes: list[str], what: str, step, default):

@@ -31,18 +31,12 @@ def coalescing(d: Diagnostics) -> list[Finding]:
         ncu_value = measured.get("store" if worst.kind != "load" else "load")
         if ncu_value is not None and ncu_value >= worst.ideal_sectors * UNCOALESCED_EXCESS:
             sectors, source = ncu_value, "measured"
-        stride = worst.lane_stride_bytes
-        apart = f"neighbouring threads {verb} addresses {fmt_bytes(stride)} apart" if stride else \
-            "the warp's addresses are scattered"
         findings.append(Finding(
             tool="coalescing", category="memory/uncoalesced-access",
             title=f"uncoalesced global {noun}",
             evidence=f"{code(worst.expression)} averages {sectors:.3g} sectors per request ({source}; ideal "
-                     f"{worst.ideal_sectors}): {apart}",
-            suggestion=f"make threadIdx.x index the contiguous dimension of {worst.array}"
-                       + ("; for a transpose, stage a tile through shared memory so both the read and the write "
-                          "are row-wise" if worst.kind != "load" or worst.loop_depth == 0 else
-                          "; if the loop walks that dimension, swap the loop and thread mappings"),
+                     f"{worst.ideal_sectors}): {_apart(worst, verb)}{_sass_width(kernel.mix, worst)}",
+            suggestion=_coalescing_change(worst),
             severity=min(0.95, 1.0 - 1.0 / (sectors / worst.ideal_sectors)), value=float(sectors),
             kernel=kernel.name, line=worst.line))
     if not findings and d.ncu is not None and d.static is not None:
@@ -55,6 +49,52 @@ def coalescing(d: Diagnostics) -> list[Finding]:
                     suggestion="make consecutive threads (threadIdx.x) access consecutive addresses",
                     severity=min(0.9, 1.0 - ideal / value), value=value))
     return findings
+
+
+def _apart(access: AccessEstimate, verb: str) -> str:
+    """Why the warp's request touches that many sectors, in the access's own terms."""
+    if access.own_pointers:
+        return (f"each thread {verb}s from its own start address (from {code(access.own_pointers)}) and walks it in "
+                f"a loop {access.elem_bytes} byte(s) at a time, so the lanes of one request are in as many different "
+                "places")
+    stride = access.lane_stride_bytes
+    if not stride:
+        return "the warp's addresses are scattered"
+    text = f"neighbouring threads {verb} addresses {fmt_bytes(stride)} apart"
+    if access.struct_name:
+        text += (f" ({access.array} holds {access.struct_name} structs of {access.struct_bytes} bytes and each lane "
+                 f"{verb}s one {access.elem_bytes}-byte member of its own)")
+    return text
+
+
+def _sass_width(mix, access: AccessEstimate) -> str:
+    """The access's width with the SASS counts that show it (`; 8-bit loads: LDG 65 (1×64-bit, 64×8-bit)`),
+    so the words and the instruction counts printed beside them agree."""
+    if mix is None:
+        return ""
+    verb, widths = ("LDG", mix.global_load_widths) if access.kind == "load" else ("STG", mix.global_store_widths)
+    if not widths.get(access.elem_bytes):
+        return ""
+    detail = ", ".join(f"{count}×{width * 8}-bit" for width, count in sorted(widths.items(), reverse=True))
+    noun = "load" if access.kind == "load" else "store"
+    bits = access.elem_bytes * 8
+    article = "an" if bits == 8 else "a"
+    return f"; each is {article} {bits}-bit {noun} (SASS: {verb} {sum(widths.values())}: {detail})"
+
+
+def _coalescing_change(access: AccessEstimate) -> str:
+    if access.own_pointers or (access.loop_depth > 0 and access.kind == "load" and access.lane_stride_bytes
+                               and access.lane_stride_bytes >= 32 * access.elem_bytes):
+        return (f"let the lanes of a warp walk one row of {access.array} together (lane k reads elements k, k + 32, "
+                "...; a warp-wide reduction combines them) instead of one row per thread, or stage the rows through "
+                "shared memory with coalesced loads")
+    if access.struct_name:
+        return (f"store {access.struct_name}'s fields as separate arrays (one array per field, structure of arrays) "
+                f"so neighbouring threads touch neighbouring {access.elem_bytes}-byte words")
+    return (f"make threadIdx.x index the contiguous dimension of {access.array}"
+            + ("; for a transpose, stage a tile through shared memory so both the read and the write are row-wise"
+               if access.kind != "load" or access.loop_depth == 0 else
+               "; if the loop walks that dimension, swap the loop and thread mappings"))
 
 
 @tool("bank-conflicts", serves=(B.MEMORY, B.COMPUTE, B.LATENCY))

@@ -6,10 +6,11 @@ from __future__ import annotations
 from engine.analysis.roofline import Bottleneck as B
 from engine.feedback.model import Diagnostics, Finding
 from engine.feedback.registry import tool
-from engine.feedback.text import fmt_bytes
+from engine.feedback.text import code, fmt_bytes
 
 LOW_OCCUPANCY = 0.5
 SPILL_BYTES = 16
+IDLE_BLOCK_WAVES = 8  # waves of blocks a grid of early-exiting blocks must hold to count as sized to a maximum
 
 
 def _target(d: Diagnostics) -> str:
@@ -98,6 +99,24 @@ def register_spills(d: Diagnostics) -> list[Finding]:
     return findings
 
 
+def _idle_blocks(kernel, blocks: int, sms: int, per_sm: int) -> list[Finding]:
+    """A grid of many waves whose blocks return at once past a count read from memory: it is sized to a maximum,
+    and every block past the live count is scheduled, reads the count and leaves."""
+    exit_branch = next((b for b in kernel.branches if b.block_exit), None)
+    waves = blocks / (sms * per_sm)
+    if exit_branch is None or kernel.launch.origin == "assumed" or waves < IDLE_BLOCK_WAVES:
+        return []
+    return [Finding(
+        tool="launch-configuration", category="warp/launch-parameters", title="blocks that exit at once",
+        evidence=f"{blocks} blocks ({waves:.0f} waves of {sms * per_sm} on {sms} SMs) each return at once when "
+                 f"{code(exit_branch.condition)}, a count read from memory ({code(exit_branch.data_source)}): the grid "
+                 "is sized to the most work there could be, and every block past the live count is scheduled only to "
+                 "leave",
+        suggestion=f"launch a grid sized to the GPU (about {sms * per_sm} blocks, a multiple of the SM count) and let "
+                   "each block loop over the live items: for (int e = blockIdx.x; e < count; e += gridDim.x)",
+        severity=0.5, value=float(blocks), kernel=kernel.name, line=exit_branch.line)]
+
+
 @tool("launch-configuration", serves=(B.LATENCY, B.LAUNCH, B.MEMORY))
 def launch_configuration(d: Diagnostics) -> list[Finding]:
     """A grid too small to put a block on every SM, or blocks that are not a whole number of warps."""
@@ -120,6 +139,7 @@ def launch_configuration(d: Diagnostics) -> list[Finding]:
         arch = _target(d)
         occ = kernel.occupancy.get(arch)
         per_sm = occ.blocks_per_sm if occ is not None and occ.blocks_per_sm else 1
+        findings.extend(_idle_blocks(kernel, blocks, sms, per_sm))
         if blocks >= sms:
             continue
         findings.append(Finding(

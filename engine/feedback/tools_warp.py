@@ -15,6 +15,10 @@ from engine.feedback.text import code
 
 DIVERGENCE_WASTE = 0.15  # lane slots lost over the region's work, below which a split is not worth a finding
 DIVERGENCE_MIN_INSTRUCTIONS = 6  # an arm smaller than this (a guarded store, a lane-0 write) costs nothing
+# a branch on data each lane loads: the extra work of a mixed warp (see `_data_branch`), as a share of the
+# region (the loop body, or the kernel) and in instructions, below which it costs too little to name
+DATA_BRANCH_SHARE = 0.2
+DATA_BRANCH_MIN_INSTRUCTIONS = 24
 IMBALANCE = 0.3  # 1 - mean/max trip count over a block
 IMBALANCE_MIN_TRIPS = 8
 UNROLL_MAX_TRIPS = 32  # "short": a full unroll of more trips bloats the code for little gain
@@ -37,6 +41,11 @@ def divergence(d: Diagnostics) -> list[Finding]:
     findings = []
     for kernel in _kernels(d):
         for branch in kernel.branches:
+            if branch.block_exit:
+                continue  # whole blocks leaving: a launch-configuration question (see `launch_configuration`)
+            if branch.data_source:
+                findings.extend(_data_branch(branch))
+                continue
             arms = branch.then_cost + branch.else_cost
             small = arms < (DIVERGENCE_MIN_INSTRUCTIONS if branch.unit == "SASS instructions" else 2)
             if small or branch.waste < DIVERGENCE_WASTE:
@@ -63,6 +72,36 @@ def divergence(d: Diagnostics) -> list[Finding]:
                 severity=min(0.75, 0.15 + branch.waste), value=round(branch.idle_share, 3), kernel=kernel.name,
                 line=branch.line))
     return findings
+
+
+def _data_branch(branch) -> list[Finding]:
+    """A branch on a value each lane loads from its own address: a warp whose lanes disagree runs both arms
+    (or idles the lanes that skip), and which lanes disagree is known only from the data."""
+    # what a mixed warp runs beyond a uniform one: the shorter arm (both run), or the arm the skipping lanes wait out
+    extra = min(branch.then_cost, branch.else_cost) if branch.has_else else branch.then_cost
+    minimum = DATA_BRANCH_MIN_INSTRUCTIONS if branch.unit == "SASS instructions" else 3
+    if extra < minimum or not branch.region_cost or extra / branch.region_cost < DATA_BRANCH_SHARE:
+        return []
+    where = "the loop's" if branch.in_loop else "the kernel's"
+    per = " per trip" if branch.in_loop else ""
+    loaded = (f"each of a warp's {branch.lanes} lanes tests its own value ({code(branch.data_source)}, loaded from "
+              f"{branch.data_groups} different addresses)")
+    if branch.has_else:
+        evidence = (f"{code(branch.condition)}: {loaded}, so a warp whose lanes disagree runs both arms one after the "
+                    f"other, {branch.then_cost} + {branch.else_cost} of {where} {branch.region_cost} "
+                    f"{branch.unit}{per}, each with the other arm's lanes idle")
+        change = ("decide per warp, not per lane: branch on a warp vote (`if (__all_sync(0xffffffff, cond))` takes the "
+                  "fast arm only when every lane can, the general arm otherwise), or sort or bin the items so the "
+                  "lanes of a warp agree")
+    else:
+        evidence = (f"{code(branch.condition)}: {loaded}, so the lanes that skip the arm idle while the others run "
+                    f"it ({branch.then_cost} of {where} {branch.region_cost} {branch.unit}{per}); the skip saves "
+                    "time only when all 32 lanes of a warp skip together")
+        change = ("do the arm's work unconditionally (weight the result by zero instead of skipping it), or skip on "
+                  "a warp vote (`if (__any_sync(0xffffffff, cond))`) so a warp skips only when all its lanes can")
+    return [Finding(tool="divergence", category="warp/divergence", title="data-dependent warp-divergent branch",
+                    evidence=evidence, suggestion=change, severity=min(0.6, 0.2 + 0.5 * branch.arm_share),
+                    value=round(branch.arm_share, 3), kernel=branch.kernel, line=branch.line)]
 
 
 @tool("imbalanced-work", serves=(B.MEMORY, B.LATENCY, B.COMPUTE))
