@@ -4,6 +4,7 @@ findings are decided outside it."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -55,3 +56,29 @@ def test_refinery_sandbox_prints_the_self_check():
     result = CliRunner().invoke(app, ["sandbox"])
     assert result.exit_code == 0, result.output
     assert "problem probe: no network" in result.output.replace("\n", " ") or "no network" in result.output
+
+
+@pytest.fixture
+def no_namespaces(monkeypatch):
+    """This process's boundary as on a machine without bubblewrap: the probe runs unwalled, as its own user."""
+    monkeypatch.setenv("REFINERY_BWRAP", "/nonexistent/bwrap")
+    boundary.cache_clear()
+    assert not boundary().namespaced
+    yield
+    monkeypatch.undo()
+    boundary.cache_clear()
+
+
+def _markers(folders) -> set[str]:
+    return {str(entry) for folder in folders for entry in folder.glob("selfcheck-*")}
+
+
+def test_a_self_check_without_namespaces_leaves_no_file_where_its_probe_wrote(no_namespaces, tmp_path):
+    from engine.sandbox.programs import REPO_ROOT
+
+    folders = [Path("/"), Path("/usr"), REPO_ROOT]
+    before = _markers(folders)
+    found = {(f.who, f.check): f for f in run_self_check(tmp_path)}
+    wrote = found[("runner", "writes land only in its scratch folder")]
+    assert not wrote.ok and str(REPO_ROOT) in wrote.observed  # the write got through and is reported
+    assert _markers(folders) == before  # ... and the file it made is gone
