@@ -169,6 +169,20 @@ def test_the_reference_op_doing_the_work_next_to_an_own_copy_kernel_is_caught(ve
     assert result.verdict == Verdict.INTEGRITY_VIOLATION and "torch-op" in failed(result), result.message
 
 
+def test_the_reference_replayed_through_a_copy_kernel_of_its_own_is_caught(verifier):
+    """The answer depends on the copy kernel, so what tells is that every op of the reference was called, and
+    kernels not its own did the reference's GPU work."""
+    matmul = load_problem(CHEATS / "problems" / "pytorch" / "matmul-mean-small")
+    result = run(verifier, matmul, "gpu_replay_then_copy.py")
+    assert result.verdict == Verdict.INTEGRITY_VIOLATION and "torch-op" in failed(result), result.message
+
+
+def test_a_trivial_own_kernel_is_caught_by_what_the_answer_depends_on(verifier, relu):
+    result = run(verifier, relu, "gpu_tiny_share.py")
+    coverage = next(f for f in result.integrity if f.check == "kernel-coverage")
+    assert not coverage.passed and "still correct" in coverage.detail, coverage.detail
+
+
 def test_an_illegal_address_is_a_runtime_error_and_the_next_candidate_runs_in_a_fresh_process(verifier, relu):
     result = run(verifier, relu, "gpu_illegal_address.py")
     assert result.verdict == Verdict.RUNTIME_ERROR and "CUDA" in result.message

@@ -52,9 +52,34 @@ def test_honest_optimisation_is_accepted(verifier, path, slug, evidence):
         assert evidence in {f.check for f in result.integrity if f.kind == "evidence"}
 
 
-def test_a_custom_kernel_with_a_torch_epilogue_is_judged_by_gpu_time_not_op_names(verifier):
+def test_a_custom_kernel_with_a_torch_epilogue_is_judged_by_what_its_answer_depends_on(verifier):
     result = verifier.evaluate(problem("matmul-mean-small"), (TESTS / "honest" / "gpu_epilogue.py").read_text())
     assert result.verdict == Verdict.CORRECT
     assert result.own_kernel_share is not None and result.own_kernel_share >= 0.5
     torch_op = next(f for f in result.integrity if f.check == "torch-op")
-    assert torch_op.passed and "epilogue" in torch_op.detail
+    assert torch_op.passed and "part of the work" in torch_op.detail
+    coverage = next(f for f in result.integrity if f.check == "kernel-coverage")
+    assert coverage.passed and "depends on its own kernels" in coverage.detail, coverage.detail
+
+
+def honest_problem(slug: str):
+    return load_problem(TESTS / "honest" / "problems" / slug)
+
+
+@pytest.mark.parametrize(("path", "where"), [
+    ("honest/gpu_cublas_own_mean.py", ("cheats", "matmul-mean-small")),
+    ("honest/gpu_cudnn_fused_epilogue.py", ("honest", "conv-relu-bias")),
+    ("honest/gpu_own_diff_torch_mean.py", ("honest", "mse-loss")),
+])
+def test_a_library_call_for_part_of_the_work_is_honest_whatever_its_share_of_gpu_time(verifier, path, where):
+    """Issue 34: the vendor library's GEMM or convolution with the rest of its own, or its own elementwise work
+    finished by torch.mean, is correct, with no failed check and no flag: its answer depends on its kernels."""
+    fixture = problem(where[1]) if where[0] == "cheats" else honest_problem(where[1])
+    result = verifier.evaluate(fixture, (TESTS / path).read_text())
+    print(f"\n{path}: {result.verdict} {result.message[:160]}; own share {result.own_kernel_share}")
+    for finding in result.integrity:
+        print(f"  {finding.check}: {'pass' if finding.passed else 'FAIL'} {finding.detail[:200]}")
+    assert result.verdict == Verdict.CORRECT and not result.failed_checks, (result.message, result.failed_checks)
+    assert not result.flagged, result.flag_reason
+    coverage = next(f for f in result.integrity if f.check == "kernel-coverage")
+    assert "depends on its own kernels" in coverage.detail, coverage.detail

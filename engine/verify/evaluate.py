@@ -208,7 +208,7 @@ class Verifier:
         if result.device in (None, "cuda"):
             result.device = self.device_name()
         if result.torch_version is None:
-            result.torch_version = self.ensure_pool().info.torch or None  # the judge's: timings are of that build
+            result.torch_version = getattr(self.ensure_pool().info, "torch", None) or None  # timings are of that build
         return result
 
     def device_name(self) -> str:

@@ -1,12 +1,13 @@
-"""Is the candidate doing the work itself? Decided from the runner's profile of one call.
+"""Is the candidate doing the work itself? The profile's part of the answer (the judge's own test is
+`TorchJudge.dependence`: what the answer depends on).
 
-On a GPU the rule is GPU time: the candidate's own kernels (compiled from its source) must carry at
-least `MIN_OWN_SHARE` of its GPU time, and where it calls the reference's own ops, the kernels that
-are not its own must stay well under the reference's whole GPU time (`MAX_REFERENCE_WORK`): a custom
-kernel with a small torch epilogue passes; a decoy kernel that never launches, a trivial sub-op
-beside torch doing the work, or the reference's op with a copy kernel after it, does not. Where no
-GPU time exists to share out (a CPU machine), the names decide instead: the candidate may not call
-the ops the reference's forward calls itself, unless the problem allows them.
+On a GPU the profile (the runner's report: evidence) tells which of the reference's own ops the candidate
+called and how much GPU time kernels not its own ran: calling every one of them, with those kernels doing most
+of the reference's GPU work, is the reference replayed (a copy kernel the answer passes through changes nothing).
+Leaving part of the computation to the library (a GEMM, a convolution) is legitimate. The GPU-time share of its
+own kernels decides only where the judge could not test what the answer depends on. Where no GPU time exists to
+share out (a CPU machine), the names decide instead: the candidate may not call the ops the reference's forward
+calls itself, unless the problem allows them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from engine.verify.records import KernelLaunch, shared_out
 from engine.verify.wire.profiling import TRIVIAL_OPS
 
-MIN_OWN_SHARE = 0.30
+MIN_OWN_SHARE = 0.30  # only where dependence could not be tested (no own launch went through the wrappers)
 MAX_REFERENCE_WORK = 0.5  # of the reference's own GPU time, done by foreign kernels while calling its ops
 
 

@@ -21,7 +21,7 @@ from engine.verify.judge.job import ConfigSpec, Job
 from engine.verify.judge.outcome import Findings, JobFailure, JobState, failure_result, final_result, judged
 from engine.verify.judge.reference import Expected, ReferenceFailure, TorchReference
 from engine.verify.judge.reveal import Answer, Reveals
-from engine.verify.judge.session import Returned, RunnerSession
+from engine.verify.judge.session import CandidateError, Returned, RunnerLost, RunnerMisbehaved, RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
 from engine.verify.wire import timing
 from engine.verify.wire.fresh import FreshCalls, ring_trials, trial_seed
@@ -53,6 +53,8 @@ class TorchJudge:
         self.state = JobState()
         self.findings: Findings = self.state.findings
         self.region_bytes = 0
+        self.share_rule: tuple[bool, str] | None = None  # (passed, detail) of the GPU-time share, where it decides
+        self.dependence_shown = False  # the answer was seen to depend on the candidate's own launches
         self.echoes: list[replay.Echo | None] = []  # per correct correctness call: how near the reference's rounding
         self.reveals = Reveals(runner, self.findings, job.rtol, job.atol)
 
@@ -77,7 +79,7 @@ class TorchJudge:
         """Flag outputs that carry the reference's own rounding (`replay`): seen by the judge itself, so it holds
         whatever the candidate's process reported of the ops it ran. Not where the problem allows the
         reference's ops, nor where the reference does not accumulate."""
-        if self.job.allowed_torch_ops or not self.echoes:
+        if self.job.allowed_torch_ops or not self.echoes or self.dependence_shown:
             return
         reason = replay.replay_flag(self.echoes)
         if reason is None:
@@ -120,6 +122,9 @@ class TorchJudge:
         if self.job.timing is not None and clean and not self.findings.any_failed():
             with self.state.stage("timing"):
                 self.time()
+        if self.share_rule is not None and not self.findings.any_failed():
+            with self.state.stage("coverage"):  # last: a call without its own kernels may leave the process broken
+                self.dependence()
 
     # --- stages -------------------------------------------------------------------------------------
 
@@ -201,9 +206,10 @@ class TorchJudge:
             raise JobFailure(Verdict.INTEGRITY_VIOLATION, "the candidate's process sent no profile")
         ops = set(map(str, claims.get("ops", []))) if isinstance(claims.get("ops", []), list) else set()
         reference = self.reference_profile(spec, seed)
-        blocked = sorted(coverage.heavy_ops(reference.top_ops, self.job.allowed_torch_ops) & ops)
+        heavy = coverage.heavy_ops(reference.top_ops, self.job.allowed_torch_ops)
+        blocked = sorted(heavy & ops)
         if self.cuda:
-            self.kernel_share(claims, blocked, sum(t for _, t in reference.kernels.values()))
+            self.kernel_share(claims, blocked, sum(t for _, t in reference.kernels.values()), replayed=heavy <= ops)
         else:
             if blocked:
                 self.findings.failed("torch-op", f"ModelNew called the reference's own torch ops {', '.join(blocked)} "
@@ -223,7 +229,7 @@ class TorchJudge:
                 self.reference.profiles[spec.name] = profile_call(lambda: native(*inputs), self.cuda)
         return self.reference.profiles[spec.name]
 
-    def kernel_share(self, claims: dict, blocked: list[str], reference_us: float) -> None:
+    def kernel_share(self, claims: dict, blocked: list[str], reference_us: float, replayed: bool = False) -> None:
         kernels = claims.get("kernels", {})
         if not isinstance(kernels, dict):
             raise JobFailure(Verdict.INTEGRITY_VIOLATION, "the candidate's process sent a malformed profile")
@@ -235,25 +241,65 @@ class TorchJudge:
         own = [k for k in self.state.kernels if k.own]
         share = sum(k.share for k in own)
         foreign_us = sum(k.total_us for k in self.state.kernels if not k.own)
+        # The share decides only where the judge's own test of what the answer depends on cannot (`dependence`:
+        # no own launch went through the runner's wrappers); otherwise it is shown beside the speedup.
         if not own:
             names = ", ".join(self.job.own_kernels) or "none found in the source"
             ran = ", ".join(k.name for k in self.state.kernels[:3]) or "nothing"
-            self.findings.failed("kernel-coverage", f"none of the candidate's own kernels ({names}) ran; GPU work "
-                                                    f"came from {ran}")
+            self.share_rule = (False, f"none of the candidate's own kernels ({names}) ran; GPU work came from {ran}")
         elif not self.job.allowed_torch_ops and share < coverage.MIN_OWN_SHARE:
-            self.findings.failed("kernel-coverage", f"the candidate's own kernels are {share:.0%} of its GPU time "
-                                                    f"(at least {coverage.MIN_OWN_SHARE:.0%} required)")
+            self.share_rule = (False, f"the candidate's own kernels are {share:.0%} of its GPU time (at least "
+                                      f"{coverage.MIN_OWN_SHARE:.0%} required where its answer's dependence on them "
+                                      "could not be tested)")
         else:
-            self.findings.passed("kernel-coverage", f"own kernels {share:.0%} of GPU time{REPORTED}")
-        if blocked and reference_us > 0 and foreign_us >= coverage.MAX_REFERENCE_WORK * reference_us:
-            self.findings.failed("torch-op", f"ModelNew called the reference's own ops {', '.join(blocked)}, and "
-                                             f"kernels not its own ran {foreign_us:.1f} µs against the reference's "
-                                             f"{reference_us:.1f} µs: the reference's ops did the work")
+            self.share_rule = (True, f"own kernels {share:.0%} of GPU time{REPORTED}")
+        self.state.notes.append(f"own kernels {share:.0%} of the candidate's GPU time, libraries and torch "
+                                f"{1 - share:.0%}{REPORTED}")
+        # Leaving part of the reference's computation (its GEMM, its convolution) to the library is legitimate;
+        # calling every one of its ops, with kernels not its own doing most of the reference's GPU work, is the
+        # reference replayed, whatever kernel of its own is launched beside it (a copy the answer passes through).
+        if blocked and replayed and reference_us > 0 and foreign_us >= coverage.MAX_REFERENCE_WORK * reference_us:
+            self.findings.failed("torch-op", f"ModelNew called every one of the reference's own ops "
+                                             f"({', '.join(blocked)}), and kernels not its own ran {foreign_us:.1f} µs "
+                                             f"against the reference's {reference_us:.1f} µs: the reference replayed")
         elif blocked:
-            self.findings.passed("torch-op", f"the reference's ops {', '.join(blocked)} as an epilogue: kernels not "
-                                             f"its own ran {foreign_us:.1f} µs of the reference's {reference_us:.1f}")
+            self.findings.passed("torch-op", f"the reference's ops {', '.join(blocked)} for part of the work (kernels "
+                                             f"not its own ran {foreign_us:.1f} µs of the reference's "
+                                             f"{reference_us:.1f}; its own kernels do the rest){REPORTED}")
         else:
             self.findings.passed("torch-op", f"none of the reference's ops called{REPORTED}")
+
+    def dependence(self) -> None:
+        """`kernel-coverage` from what the answer depends on: one call, on inputs the judge drew, with the
+        candidate's own launches skipped (`runner.knockout`). Still correct: its own code does nothing the answer
+        needs (decoration beside the reference's or a library's ops). Wrong, or failed: it does, whatever
+        share of the GPU time it is (a library GEMM with a fused epilogue of its own passes). Where no own
+        launch went through the wrappers, the GPU-time share decides as before."""
+        spec = self.timed_spec()
+        seed = self.reveals.random.randrange(2**62)
+        stage = f"forward on {spec.name!r} with the candidate's own kernels skipped"
+        expected = self.reference.answer(spec.name, spec.params, seed, keep=False)
+        try:
+            reply = self.runner.request("knockout", stage=stage, config=spec.name, seed=seed)
+            outputs = self.runner.take(reply.outputs, stage)
+        except (CandidateError, RunnerLost, RunnerMisbehaved) as exc:
+            self.dependence_shown = True
+            self.findings.passed("kernel-coverage", f"the answer depends on its own kernels: without them the call "
+                                                    f"failed ({str(exc)[:120]})")
+            return
+        if reply.skipped == 0:
+            passed, detail = self.share_rule
+            (self.findings.passed if passed else self.findings.failed)("kernel-coverage", detail)
+            return
+        verdict = compare(_as_compared(outputs), expected.answer, expected.native, self.job.rtol, self.job.atol,
+                          magnitude=expected.magnitude)
+        if verdict.ok:
+            self.findings.failed("kernel-coverage", f"with its own {reply.skipped} kernel launches skipped the answer "
+                                                    "is still correct: it depends on no work of its own")
+            return
+        self.dependence_shown = True
+        self.findings.passed("kernel-coverage", f"the answer depends on its own kernels: with their {reply.skipped} "
+                                                f"launches skipped it is wrong ({verdict.message[:100]})")
 
     # --- timing -------------------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ import time
 import traceback
 from pathlib import Path
 
+from engine.verify.runner import knockout
+
 MAX_ARTIFACT_BYTES = 2 * 2**30  # the candidate's library or its load_inline build, as a tar
 
 
@@ -161,6 +163,10 @@ def _dispatch(op: str, request: dict, candidate, fds: list[int], region):
     if op == "call":
         outputs, inputs, seconds = candidate.call(request["config"], int(request["seed"]), bool(request["reuse"]))
         return {"seconds": seconds, "_outputs": outputs, "_inputs": inputs if request.get("want_inputs") else []}
+    if op == "knockout" and candidate.kind == "pytorch":
+        with knockout.SWITCH.skipped_launches():
+            outputs, _, _ = candidate.call(request["config"], int(request["seed"]), False, False)
+        return {"_outputs": outputs, "skipped": knockout.SWITCH.skipped, "launches": knockout.SWITCH.launches}
     if op == "profile":
         return {"profile": candidate.profile(request["config"], int(request["seed"]))}
     if op == "time":
@@ -218,6 +224,7 @@ def warm_up(device: str) -> dict:
 
         profile_call(lambda: torch.relu(probe), True)  # the profiler's first start (CUPTI) costs a second
         torch.cuda.synchronize()
+    knockout.install()  # before any candidate code: the wrappers are part of what the guards snapshot
     return {"cuda": cuda, "device": name, "torch": torch.__version__, "startup_s": time.perf_counter() - started}
 
 

@@ -153,6 +153,14 @@ class RevealReply(Reply):
     outputs: Slots
 
 
+class KnockoutReply(Reply):
+    """One call's outputs with the candidate's own launches skipped, and how many were (and had run before)."""
+
+    outputs: Slots
+    skipped: Count
+    launches: Count
+
+
 class LoopReply(Reply):
     calls: Count
 
@@ -172,7 +180,7 @@ class InfoReply(Reply):
 REPLIES: dict[str, type[Reply]] = {
     "ping": Ack, "region": Ack, "info": InfoReply, "load": LoadReply, "construct": ConstructReply,
     "call": CallReply, "profile": ProfileReply, "time": TimesReply, "reveal": RevealReply,
-    "loop": LoopReply,
+    "loop": LoopReply, "knockout": KnockoutReply,
 }
 MAX_ERRORS_NAMED = 3
 
