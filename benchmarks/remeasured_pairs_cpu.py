@@ -16,7 +16,10 @@ truly close can "reverse" by the re-measurement's own noise: the pair is also sa
 when the re-measurement alone holds the other order (the pooled test at the same level), and *confirmed* when
 it holds the pair's order.
 
-    python benchmarks/remeasured_pairs_cpu.py [--rounds 8] [--export-rounds 3] [--json OUT.json]
+`--load N` keeps N busy processes spinning on the host while it measures, a stand-in for the busy machine
+the issue measured on (its own 16 evaluations of one gemm code spanned 1.34–2.64×).
+
+    python benchmarks/remeasured_pairs_cpu.py [--rounds 8] [--export-rounds 3] [--load 0] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import platform
 import random
@@ -32,7 +36,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,6 +144,26 @@ def judge(pairs: Sequence[tuple[int, int]], remeasured: dict[int, list[float]], 
     return Verdicts(len(pairs), flipped, against, held, tuple(names))
 
 
+def _spin(stop) -> None:
+    while not stop.is_set():
+        sum(range(10_000))
+
+
+@contextmanager
+def busy_host(processes: int) -> Iterator[None]:
+    """`processes` CPU-bound processes running for the duration (none for 0)."""
+    stop = multiprocessing.Event()
+    workers = [multiprocessing.Process(target=_spin, args=(stop,), daemon=True) for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        for worker in workers:
+            worker.join(timeout=5)
+
+
 # The run ----------------------------------------------------------------------------------------------
 
 def open_temporary_database(home: Path) -> str:
@@ -238,13 +263,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-seconds", type=float, default=0.2, help="timing budget per side, at least")
     parser.add_argument("--max-seconds", type=float, default=1.0)
+    parser.add_argument("--load", type=int, default=0, help="busy processes competing for the cores meanwhile")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if not 1 <= args.export_rounds < args.rounds:
         parser.error("--export-rounds must leave at least one round to re-measure with")
     with tempfile.TemporaryDirectory(prefix="remeasured-pairs-") as home:
         open_temporary_database(Path(home))
-        data = measure(args.rounds, args.export_rounds, args.seed, args.min_seconds, args.max_seconds)
+        with busy_host(args.load):
+            data = measure(args.rounds, args.export_rounds, args.seed, args.min_seconds, args.max_seconds)
+        data["busy_processes"] = args.load
     report(data)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
