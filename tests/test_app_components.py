@@ -113,11 +113,52 @@ def _row(cid: int, step: int, parent: int | None = None, verdict: str | None = "
                     speedup=speedup if verdict == "correct" else None)
 
 
+def _pooled(levels: dict[int, tuple[float, ...]], same_code: dict[int, int] | None = None):
+    """The run's codes pooled as the run page pools them: candidate id -> speedups of its evaluations, oldest
+    first; `same_code` maps a candidate to the earlier one whose code it repeats."""
+    from db.labels import CandidateEvidence, Measurement
+    from engine.rank.pooled import pool
+
+    same_code = same_code or {}
+    evidence = [CandidateEvidence(
+        id=cid, problem_slug="gemm", language="c", origin="library", strategy=None, source="", source_hash=str(cid),
+        created_at=pd.Timestamp("2026-01-01"), equivalence=f"code-{same_code.get(cid, cid)}",
+        measurements=(Measurement("cpu", 100.0 / speeds[-1], speeds[-1], baseline="c-reference", config="small",
+                                  baseline_us=100.0, levels=tuple(1 / s for s in speeds)),))
+        for cid, speeds in levels.items()]
+    (context,) = pool(evidence)
+    return context
+
+
 def test_best_so_far_only_rises_and_ignores_failures() -> None:
     frame = chartdata.rounds_frame([_row(1, 0, speedup=1.0), _row(2, 1, 1, speedup=2.0),
                                     _row(3, 2, 2, verdict="incorrect"), _row(4, 3, 3, speedup=1.5)])
-    best = chartdata.best_so_far(frame)
-    assert list(best["best"]) == [1.0, 2.0, 2.0]
+    best = chartdata.best_so_far(frame, _pooled({1: (1.0,), 2: (2.0,), 4: (1.5,)}))
+    assert list(best["step"]) == [0, 1, 3] and list(best["best"]) == pytest.approx([1.0, 2.0, 2.0])
+    assert chartdata.best_so_far(frame, None).empty
+
+
+def test_best_so_far_follows_pooled_medians_not_the_latest_evaluations_running_maximum() -> None:
+    # Round 1's code measured 2.82x at its latest evaluation but 1.80x and 1.83x before: its pooled median is
+    # 1.83x, under round 2's code measured 1.90x, 2.00x and 2.10x. A running maximum of latest speedups
+    # would rise to 2.82x at round 1 and stay there; the run's best by the pooled rule is round 2's 2.0x.
+    frame = chartdata.rounds_frame([_row(1, 0, speedup=1.0), _row(2, 1, 1, speedup=2.82), _row(3, 2, 2, speedup=2.1),
+                                    _row(4, 3, 3, speedup=1.7)])
+    pooled = _pooled({1: (1.0,), 2: (1.80, 1.83, 2.82), 3: (1.9, 2.0, 2.1), 4: (1.7,)})
+    best = chartdata.best_so_far(frame, pooled)
+    assert list(best["step"]) == [0, 1, 2, 3]
+    assert list(best["best"]) == pytest.approx([1.0, 1.83, 2.0, 2.0])
+    assert list(best["candidate_id"]) == [1, 2, 3, 3]
+    assert best["best"].max() < frame["speedup"].max()
+
+
+def test_best_so_far_counts_a_repeated_code_from_its_first_round_with_all_its_evaluations() -> None:
+    # Round 3 repeats round 1's code (the same code, re-measured): one source, first tried at round 1, its
+    # median over all three evaluations (1.5x) is what the line shows from round 1 on.
+    frame = chartdata.rounds_frame([_row(1, 0, speedup=1.2), _row(2, 1, speedup=1.1), _row(3, 2, speedup=1.5)])
+    pooled = _pooled({1: (1.2, 1.6), 2: (1.1,), 3: (1.5,)}, same_code={3: 1})
+    best = chartdata.best_so_far(frame, pooled)
+    assert list(best["step"]) == [0, 1] and list(best["best"]) == pytest.approx([1.5, 1.5])
 
 
 def test_thin_keeps_the_selected_and_the_best_of_each_round() -> None:
@@ -226,11 +267,12 @@ def test_roof_is_bandwidth_times_intensity_until_the_peak() -> None:
 
 def test_charts_are_cached_templates_filled_with_the_current_rows() -> None:
     frame = chartdata.rounds_frame([_row(1, 0), _row(2, 1, 1, speedup=2.0), _row(3, 2, 2, verdict="incorrect")])
-    spec = charts.speedup_chart(frame, chartdata.best_so_far(frame), selected=2)
+    pooled = _pooled({1: (1.0,), 2: (2.0,)})
+    spec = charts.speedup_chart(frame, chartdata.best_so_far(frame, pooled), selected=2)
     assert len(spec["layer"]) == 4  # 1× rule, best so far, points, the selected ring
     assert [p["candidate_id"] for p in spec["datasets"]["points"]] == [1, 2]
     assert spec["datasets"]["selected"] == [{**spec["datasets"]["points"][1]}]
-    again = charts.speedup_chart(frame.iloc[:2], chartdata.best_so_far(frame.iloc[:2]), selected=None)
+    again = charts.speedup_chart(frame.iloc[:2], chartdata.best_so_far(frame.iloc[:2], pooled), selected=None)
     assert again["datasets"]["selected"] == [] and spec["datasets"]["selected"]  # the cached template is not shared
     strip = charts.verdict_strip(frame)
     assert strip["mark"]["type"] == "tick" and len(strip["datasets"]["points"]) == 3

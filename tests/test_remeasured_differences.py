@@ -149,7 +149,42 @@ def test_under_the_issues_cpu_noise_pooled_pairs_reverse_far_less_than_single_ev
     from tests.benchmark_scripts import load_benchmark
 
     tallies = load_benchmark("remeasured_pairs").simulate(evaluations=3, exports=8, seed=1)
-    (old_made, old_flipped, old_wrong), (made, flipped, wrong) = tallies["old"], tallies["pooled"]
+    (old_made, old_flipped, old_wrong, _), (made, flipped, wrong, right) = tallies["old"], tallies["pooled"]
     assert made and old_made
     assert wrong / made < 0.02 < old_wrong / old_made
     assert flipped / made < old_flipped / old_made / 4
+    assert right <= flipped  # a reversal of a right pair is the re-measurement's noise, counted apart
+
+
+def test_the_cpu_benchmark_counts_a_reversal_apart_from_a_contradiction():
+    from tests.benchmark_scripts import load_benchmark
+
+    bench = load_benchmark("remeasured_pairs_cpu")
+    levels = {1: [1.0, 1.02, 0.98, 1.0], 2: [2.0, 2.1, 1.9, 2.0],  # 1 faster, by far: the pair holds
+              3: [2.0, 2.1, 2.2, 2.0], 4: [1.0, 1.1, 0.9, 1.0],  # exported 3 > 4: reversed and contradicted
+              5: [1.50, 1.52], 6: [1.45, 1.49]}  # exported 5 > 6: reversed by a hair, nothing holds
+    found = bench.judge([(1, 2), (3, 4), (5, 6)], levels, {k: f"code {k}" for k in levels})
+    assert (found.pairs, found.reversed, found.contradicted, found.confirmed) == (3, 2, 1, 1)
+    assert found.reversed_pairs == (("code 3", "code 4"), ("code 5", "code 6"))
+
+
+def test_the_cpu_benchmarks_old_rule_decides_on_the_latest_evaluations_trials():
+    from datetime import UTC, datetime
+
+    from db.labels import CandidateEvidence, Measurement
+    from tests.benchmark_scripts import load_benchmark
+
+    bench = load_benchmark("remeasured_pairs_cpu")
+
+    def item(cid: int, latest: float, levels: tuple[float, ...]) -> CandidateEvidence:
+        trials = tuple(BASE_US * latest * (1 + 0.01 * (k % 5 - 2)) for k in range(20))
+        m = Measurement("cpu", BASE_US * latest, 1 / latest, baseline="c-reference", config="small",
+                        baseline_us=BASE_US, samples_us=trials, levels=levels)
+        return CandidateEvidence(id=cid, problem_slug=SLUG, language="c", origin="library", strategy=None, source="",
+                                 source_hash=str(cid), created_at=datetime(2026, 1, 1, tzinfo=UTC),
+                                 measurements=(m,), equivalence=f"code-{cid}")
+
+    # Code 1's latest evaluation (0.36, a 2.8x) is an outlier of evaluations near 0.55; code 2 sits at 0.5.
+    evidence = [item(1, 0.36, (0.55, 0.56, 0.36)), item(2, 0.5, (0.5, 0.5, 0.5)), item(3, 0.52, (0.52,))]
+    assert bench.old_rule_pairs(evidence) == [(1, 2), (1, 3)]  # 2 and 3 are within 1.1x
+    assert bench.pooled_rule_pairs(evidence) == []  # nothing holds across evaluations

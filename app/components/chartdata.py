@@ -20,6 +20,8 @@ from db.queries import RoundRow
 from engine.analysis.devices import DeviceCeilings, shown_ceilings
 from engine.analysis.roofline import achieved, attainable
 from engine.problems import Problem
+from engine.rank.best import best_by_step
+from engine.rank.pooled import PooledContext
 from engine.stored import RooflineEntry, TimingEntry
 
 MAX_POINTS = 2500
@@ -57,14 +59,15 @@ def thin(frame: pd.DataFrame, keep_ids: Iterable[int] = (), max_points: int = MA
     return chosen.sort_values("candidate_id")
 
 
-def best_so_far(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per step, the best correct speedup found up to and including that step."""
-    correct = frame[(frame["verdict"] == "correct") & frame["speedup"].notna()]
-    if correct.empty:
-        return pd.DataFrame(columns=["step", "best"])
-    per_step = correct.groupby("step", as_index=False)["speedup"].max().sort_values("step")
-    per_step["best"] = per_step["speedup"].cummax()
-    return per_step[["step", "best"]]
+def best_so_far(frame: pd.DataFrame, pooled: PooledContext | None) -> pd.DataFrame:
+    """Per step, the run's best by the pooled rule (`engine.rank.best.best_by_step`): the fastest pooled
+    median among the codes tried up to that step, so the line ends at the run's "Best speedup" and one lucky
+    evaluation (or a flagged result no person has cleared) never lifts it. `pooled`: the run's own codes
+    pooled (`engine.rank.best.run_contexts`); None where nothing was timed."""
+    if pooled is None or frame.empty:
+        return pd.DataFrame(columns=["step", "best", "candidate_id"])
+    step_of = {int(cid): int(step) for cid, step in zip(frame["candidate_id"], frame["step"], strict=True)}
+    return pd.DataFrame(best_by_step(pooled, step_of), columns=["step", "best", "candidate_id"])
 
 
 # --- roofline -------------------------------------------------------------------------------------

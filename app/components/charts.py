@@ -72,7 +72,8 @@ def speedup_template(verdicts: tuple[str, ...], height: int = 300) -> dict:
     one = alt.Chart(alt.Data(values=[{"speedup": 1.0}])).mark_rule(strokeDash=[4, 4], color="#7b8794").encode(y=y)
     best = alt.Chart(alt.Data(name="best")).mark_line(
         interpolate="step-after", color=PRIMARY, strokeWidth=1.5, opacity=0.55).encode(
-        x=ROUND_X, y=alt.Y("best:Q"), tooltip=[alt.Tooltip("best:Q", format=".3f", title="best so far")])
+        x=ROUND_X, y=alt.Y("best:Q"),
+        tooltip=[alt.Tooltip("best:Q", format=".3f", title="best so far (pooled median)")])
     points = alt.Chart(alt.Data(name="points")).mark_circle(
         size=110, opacity=0.95, stroke="white", strokeWidth=1.2).encode(
         x=ROUND_X, y=y, color=verdict_color(verdicts, None),

@@ -17,8 +17,9 @@ from app.components.events import EventWatcher
 from db import queries
 from engine import stored
 from engine.problems import LibraryScan, Problem, get_problem, scan_all
-from engine.rank.best import BestResult, RunBest, run_bests
+from engine.rank.best import BestResult, RunBest, run_bests, run_contexts
 from engine.rank.best import best_per_problem as engine_best_per_problem
+from engine.rank.pooled import PooledContext
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda watcher: watcher.stop())
@@ -86,6 +87,12 @@ def run_best(run_id: int, version: tuple) -> RunBest | None:
     return run_bests([run_id]).get(run_id)
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def run_pooled(run_id: int, version: tuple) -> PooledContext | None:
+    """The run's own codes pooled (its best-so-far line), read again when the run changes."""
+    return run_contexts([run_id]).get(run_id)
+
+
 @st.cache_data(ttl=5, max_entries=64, show_spinner=False)
 def runs_bests(run_ids: tuple[int, ...]) -> dict[int, RunBest]:
     """The best of each listed run (the Runs history)."""
@@ -97,8 +104,12 @@ def forget_reviews() -> None:
     changes no run fingerprint, so the candidate cache would otherwise answer with the open flag)."""
     best_per_problem.clear()
     run_best.clear()
+    run_pooled.clear()
     runs_bests.clear()
     candidate.clear()
+    from app.components import run_charts  # imports this module: not at the top
+
+    run_charts.chart_specs.clear()  # the best-so-far line leaves out what a person rejected
 
 
 def recent_runs(limit: int = 200) -> list[queries.RunSummary]:

@@ -42,7 +42,8 @@ def chart_specs(run_id: int, version: tuple, selected: int | None) -> ChartSpecs
     keep = [selected] if selected else []
     shown = chartdata.thin(points, keep)
     timed = bool(points["speedup"].notna().any())
-    speed = charts.speedup_chart(shown, chartdata.best_so_far(points), selected) if timed else None
+    best = chartdata.best_so_far(points, data.run_pooled(run_id, version)) if timed else None
+    speed = charts.speedup_chart(shown, best, selected) if timed else None
     strip = charts.verdict_strip(shown)
     speed_note = (f"Showing {len(shown)} of {len(points)} candidates: the best of each round and an even spread "
                   "of the rest." if len(shown) < len(points) else None)

@@ -15,7 +15,7 @@ over the run's runner-up.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from db import queries
@@ -103,18 +103,43 @@ def _run_best(run_id: int, context: PooledContext, alpha: float) -> RunBest:
                    held.ratio_low if held else None, held.ratio_high if held else None)
 
 
+def run_contexts(run_ids: Sequence[int]) -> dict[int, PooledContext]:
+    """Each run's own codes pooled, in the context most of its evaluations were timed in; a run with no
+    correct, admitted, timed candidate has none."""
+    members = queries.run_candidate_ids(list(run_ids))
+    evidence = load_evidence(candidate_ids=[cid for ids in members.values() for cid in ids], with_source=False)
+    by_id = {item.id: item for item in evidence}
+    out: dict[int, PooledContext] = {}
+    for run_id, ids in members.items():
+        contexts = [c for c in pool([by_id[cid] for cid in ids if cid in by_id]) if c.sources]
+        if contexts:
+            out[run_id] = _main_context(contexts)
+    return out
+
+
 def run_bests(run_ids: Sequence[int], alpha: float = ALPHA) -> dict[int, RunBest]:
     """Each run's best, by run id; a run with no correct, admitted, timed candidate has none.
 
     Pooled over the run's own candidates: identical code of the run is one source, its centre the median
     of all its evaluations (a re-measure of an outlier counts), judged against the spread between them.
     """
-    members = queries.run_candidate_ids(list(run_ids))
-    evidence = load_evidence(candidate_ids=[cid for ids in members.values() for cid in ids], with_source=False)
-    by_id = {item.id: item for item in evidence}
-    out: dict[int, RunBest] = {}
-    for run_id, ids in members.items():
-        contexts = [c for c in pool([by_id[cid] for cid in ids if cid in by_id]) if c.sources]
-        if contexts:
-            out[run_id] = _run_best(run_id, _main_context(contexts), alpha)
+    return {run_id: _run_best(run_id, context, alpha) for run_id, context in run_contexts(run_ids).items()}
+
+
+def best_by_step(context: PooledContext, step_of: Mapping[int, int]) -> list[tuple[int, float, int]]:
+    """(step, pooled speedup, candidate id) of the run's best after each step that tried a code: the
+    fastest pooled median among the codes tried up to then, each judged on all its evaluations so far
+    (the run page's "best so far" line; its last point is the run's best)."""
+    first: list[tuple[int, Source]] = sorted(
+        ((min(step_of[cid] for cid in source.ids if cid in step_of), source)
+         for source in context.sources if any(cid in step_of for cid in source.ids)),
+        key=lambda pair: (pair[0], pair[1].representative))
+    out: list[tuple[int, float, int]] = []
+    best: Source | None = None
+    for step, source in first:
+        if best is None or (source.centre, source.representative) < (best.centre, best.representative):
+            best = source
+        if out and out[-1][0] == step:
+            out.pop()
+        out.append((step, best.speedup, best.representative))
     return out
