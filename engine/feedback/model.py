@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from engine import jsonrecord
+from db.record_policy import read_record
 from engine.analysis.devices import DeviceCeilings
 from engine.analysis.ncu import NcuSummary
 from engine.analysis.record import StaticReport
@@ -42,8 +42,8 @@ class FeedbackRecord:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict | None) -> FeedbackRecord:
-        return jsonrecord.from_json(cls, data)
+    def from_json(cls, data: dict) -> FeedbackRecord:
+        return read_record(cls, data)
 
 
 @dataclass
