@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 
 from sqlmodel import select
 
-from db.evaluation_records import EvaluationTiming
 from db.models import Candidate, Evaluation
 from db.session import session_scope
+from engine.schema.evaluation import EvaluationTiming
 
 
 def source_hash(source: str) -> str:

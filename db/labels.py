@@ -19,11 +19,11 @@ from sqlalchemy import func, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import col, select
 
-from db.evaluation_records import EvaluationTiming, stored_configs
 from db.evaluations import admitted
 from db.identity import equivalence_of
 from db.models import Candidate, Diagnostic, Evaluation, Labeler, LabelSession, PairLabel, RankerModel, utcnow
 from db.session import session_scope
+from engine.schema.evaluation import EvaluationTiming, stored_configs
 
 T = TypeVar("T")
 _CHUNK = 500  # ids per IN (...) clause, well under SQLite's variable limit

@@ -17,9 +17,9 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from db.evaluation_records import EvaluationTiming
 from db.models import Candidate, Diagnostic, Evaluation, Run, RunEvent
 from db.session import session_scope
+from engine.schema.evaluation import EvaluationTiming
 
 T = TypeVar("T")
 TERMINAL_STATUSES = ("stopped", "finished", "failed")

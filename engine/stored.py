@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db import queries
-from db.evaluation_records import stored_configs
 from engine.analysis.energy import EnergyRecord
 from engine.analysis.ncu_record import NcuRecord
 from engine.analysis.record import StaticReport
 from engine.analysis.roofline import RooflineRecord
 from engine.feedback.model import FeedbackRecord
+from engine.schema.evaluation import stored_configs
 from engine.verify.records import ConfigResult
 
 
@@ -92,5 +92,5 @@ def run_timings(run_id: int, url: str | None = None) -> list[TimingEntry]:
 
 
 def configs_of(stored: list[dict] | None) -> list[ConfigResult]:
-    """An evaluation's stored per-configuration results as records (`db.record_policy` reads them)."""
+    """An evaluation's stored per-configuration results as records (`engine.schema.policy` reads them)."""
     return stored_configs(stored)

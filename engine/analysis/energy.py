@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from db.record_policy import read_record
+from engine.schema.policy import read_record
 
 DEFAULT_SECONDS = 2.0
 

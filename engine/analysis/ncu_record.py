@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from db.record_policy import read_record
 from engine.analysis.agreement import KernelAgreement, compare_kernels
 from engine.analysis.ncu import NcuProfile, NcuSummary
 from engine.analysis.record import StaticReport
+from engine.schema.policy import read_record
 
 
 @dataclass(frozen=True)

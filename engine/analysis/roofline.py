@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from db.record_policy import read_record
 from engine.analysis.devices import DeviceCeilings
+from engine.schema.policy import read_record
 
 NEAR_ROOF = 0.6  # at or above this share of the roof a kernel is bound by that roof
 LAUNCH_OVERHEAD_S = 10e-6  # below this per launch, launch latency dominates

@@ -9,7 +9,6 @@ from functools import cache
 import orjson
 
 from db import export_queries, runs_repo
-from db.evaluation_records import EvaluationTiming
 from db.evaluations import admitted
 from db.identity import equivalence_of
 from db.labels import CandidateEvidence, load_evidence
@@ -19,6 +18,7 @@ from engine.rank.comparable import measurement_context, target_for_language, tar
 from engine.rank.pairs import PairConfig, PairExample
 from engine.rank.pooled import pool
 from engine.reward import anchored_rewards, discounted_returns
+from engine.schema.evaluation import EvaluationTiming
 
 
 @cache

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from db.record_policy import read_record
 from engine.analysis.devices import DeviceCeilings
 from engine.analysis.ncu import NcuSummary
 from engine.analysis.record import StaticReport
 from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint
+from engine.schema.policy import read_record
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from db.evaluation_records import EvaluationTiming, TimingStats
 from db.labels import CandidateEvidence, Measurement
+from engine.schema.evaluation import EvaluationTiming, TimingStats
 
 DEVICE = "synthetic-gpu"
 

@@ -14,9 +14,9 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from db.evaluation_records import NOISY_HOST, BusyProcess, HostRecord
 from engine.sandbox.affinity import descendants, format_cpu_list, process_cpus
 from engine.sandbox.procfs import ProcStat, process_stats
+from engine.schema.evaluation import NOISY_HOST, BusyProcess, HostRecord
 
 BUSY_PCT = 5.0  # of one core over the window: below this a process is not named
 BUSY_KEPT = 5  # names kept, busiest first

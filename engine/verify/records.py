@@ -2,9 +2,9 @@
 
 These records cross the process boundary (worker → parent → DB), so they are plain dataclasses
 of JSON-friendly values; `to_json()` gives their JSON and `from_json` reads it back under the one
-reading policy of stored records (`db.record_policy`). The parts an `evaluation` row stores on
+reading policy of stored records (`engine.schema.policy`). The parts an `evaluation` row stores on
 their own (`ConfigResult`, `TimingStats`, `IntegrityFinding`, `KernelLaunch`, `HostRecord`) are
-defined with the row's schema in `db.evaluation_records`, where db and the app read them too.
+defined with the row's schema in `engine.schema.evaluation`, where db and the app read them too.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from db.evaluation_records import (
+from engine.schema.evaluation import (
     SAMPLES_KEPT,
     ConfigResult,
     HostRecord,
@@ -20,7 +20,7 @@ from db.evaluation_records import (
     KernelLaunch,
     TimingStats,
 )
-from db.record_policy import read_record
+from engine.schema.policy import read_record
 
 __all__ = ["SAMPLES_KEPT", "ConfigResult", "EvaluationResult", "HostRecord", "IntegrityFinding", "KernelLaunch",
            "TimingStats", "Verdict", "shared_out", "without_profiler_marker"]
@@ -99,7 +99,7 @@ class EvaluationResult:
 
     @classmethod
     def from_json(cls, data: dict) -> EvaluationResult:
-        """The record from `to_json`'s form, under `db.record_policy` (newer keys ignored, bad values raise)."""
+        """The record from `to_json`'s form, under `engine.schema.policy` (newer keys ignored, bad values raise)."""
         return read_record(cls, data)
 
     @property

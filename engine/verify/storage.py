@@ -4,7 +4,7 @@ Scalar columns carry what is filtered and charted (verdict, speedup, times, devi
 per-configuration results and integrity findings go to their JSON columns; everything else the
 record holds (timed configuration, baselines with their spread, kernels, seeds, build and load
 seconds, the flag's reason, notes, the host: cores it was timed on and what else ran) goes to the
-`timing` blob as an `EvaluationTiming` (`db.evaluation_records`), so a stored row round-trips. The
+`timing` blob as an `EvaluationTiming` (`engine.schema.evaluation`), so a stored row round-trips. The
 mapping lives here, beside the records, because db knows no engine type; older rows' shapes are
 migrated by the timing record itself.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from sqlmodel import select
 
-from db.evaluation_records import EvaluationTiming, stored_configs
 from db.evaluations import source_hash
 from db.models import Candidate, Evaluation
-from db.record_policy import read_record
 from db.session import session_scope
+from engine.schema.evaluation import EvaluationTiming, stored_configs
+from engine.schema.policy import read_record
 from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
 
 

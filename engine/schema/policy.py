@@ -7,7 +7,7 @@ before validation; a missing field takes its declared default; and a value of th
 `pydantic.ValidationError` naming the field and the value, never a silently empty one. JSON's lists
 and string keys turn back into the tuples, enums and int keys the annotations name.
 
-A leaf: it imports pydantic and nothing of db's tables, the engine or the app.
+A leaf (see `engine.schema`): pydantic and the standard library only.
 """
 
 from __future__ import annotations

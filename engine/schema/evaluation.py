@@ -5,9 +5,9 @@ The row's JSON columns hold the per-configuration results (`ConfigResult`, each 
 the scalar columns (timed configuration, baseline, kernels, seeds, build and load seconds, the flag's
 reason, notes, the host it was timed on, the torch build) is the `timing` blob, read by db, the
 engine's export and the app alike as an `EvaluationTiming`, never key by key. Written by
-`engine.verify.storage` (the one writer of the row); read back here under `db.record_policy`.
+`engine.verify.storage` (the one writer of the row); read back here under `engine.schema.policy`.
 
-A leaf: stdlib and pydantic only, so db, engine and app may all import it.
+A leaf (see `engine.schema`): pydantic, the standard library and the reading policy only.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from db.record_policy import migrated, read_record, renamed
+from engine.schema.policy import migrated, read_record, renamed
 
 SAMPLES_KEPT = 256  # trials kept per timing (every k-th in time order): enough for a rank test between runs
 
