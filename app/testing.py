@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from db.models import Candidate, Diagnostic, Evaluation, Run, RunEvent
-from db.session import session_scope
+from db.session import insert_many, next_id, session_scope
 from engine.analysis.agreement import KernelAgreement
 from engine.analysis.energy import EnergyComparison, EnergyMeasurement, EnergyRecord
 from engine.analysis.launch import LaunchConfig
@@ -225,12 +225,10 @@ def app_at(page: str | None = None, query: dict[str, str] | None = None, timeout
 
 def bulk_run(candidates: int, per_step: int = 10) -> int:
     """A big run inserted in bulk: `candidates` evaluated candidates, `per_step` children per round."""
-    from sqlalchemy import func, insert, select
-
     run_id = make_run(rounds=max(1, candidates // per_step))
     now = datetime.now(UTC)
     with session_scope() as session:
-        first = (session.execute(select(func.max(Candidate.id))).scalar() or 0) + 1
+        first = next_id(session, Candidate)
         cand_rows, eval_rows = [], []
         for i in range(candidates):
             step, sample = divmod(i, per_step)
@@ -246,8 +244,8 @@ def bulk_run(candidates: int, per_step: int = 10) -> int:
                 "configs": [{"name": "large", "hidden": False, "ok": ok, "candidate": timed_stats(10.0)}],
                 "integrity": [], "timing": {}, "reward_components": {}, "flagged": False, "recorded": False,
                 "created_at": now})
-        session.execute(insert(Candidate), cand_rows)
-        session.execute(insert(Evaluation), eval_rows)
+        insert_many(session, Candidate, cand_rows)
+        insert_many(session, Evaluation, eval_rows)
         session.add(RunEvent(run_id=run_id, kind="round", step=(candidates - 1) // per_step, message="bulk"))
     return run_id
 
