@@ -87,7 +87,7 @@ def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str
     configs = [
         {"name": "small", "hidden": False, "ok": verdict == "correct", "max_abs_error": 0.0, "max_rel_error": 0.0,
          "first_mismatch": None if verdict == "correct" else "output 0 at [3, 1]: got 0.5, expected 0.25",
-         "candidate": {"median_us": candidate_us / 50} if timed else None, "baselines": {"naive": {"median_us": 2.0}}},
+         "candidate": timed_stats(candidate_us / 50) if timed else None, "baselines": {"naive": timed_stats(2.0)}},
         {"name": "large", "hidden": False, "ok": verdict == "correct", "max_abs_error": 0.0, "max_rel_error": 0.0,
          "candidate": timed_stats(candidate_us) if timed else None, "baselines": {"naive": timed_stats(100.0)}},
         {"name": "odd-shape", "hidden": True, "ok": verdict == "correct", "max_abs_error": 0.0,
