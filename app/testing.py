@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from db.models import Candidate, Diagnostic, Evaluation, Run, RunEvent
-from db.session import session_scope
+from db.session import insert_many, next_id, session_scope
 from engine.analysis.agreement import KernelAgreement
 from engine.analysis.energy import EnergyComparison, EnergyMeasurement, EnergyRecord
 from engine.analysis.launch import LaunchConfig
@@ -69,6 +69,12 @@ def write_event_file(run_id: int, seq: int, kind: str, step: int | None, candida
     return target
 
 
+def timed_stats(median_us: float) -> dict:
+    """One side's times as the verifier stores them (`TimingStats`), for a seeded evaluation."""
+    return {"median_us": median_us, "iqr_us": median_us / 100, "mean_us": median_us, "min_us": median_us * 0.99,
+            "trials": 100, "clock": "cuda-events"}
+
+
 def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str = "correct",
               speedup: float | None = 1.5, sample: int = 0, event_file: bool = True,
               diagnostics: bool = True, seq: int | None = None, ncu_refused: str | None = None,
@@ -81,9 +87,9 @@ def add_round(run_id: int, step: int, parent_id: int | None = None, verdict: str
     configs = [
         {"name": "small", "hidden": False, "ok": verdict == "correct", "max_abs_error": 0.0, "max_rel_error": 0.0,
          "first_mismatch": None if verdict == "correct" else "output 0 at [3, 1]: got 0.5, expected 0.25",
-         "candidate": {"median_us": candidate_us / 50} if timed else None, "baselines": {"naive": {"median_us": 2.0}}},
+         "candidate": timed_stats(candidate_us / 50) if timed else None, "baselines": {"naive": timed_stats(2.0)}},
         {"name": "large", "hidden": False, "ok": verdict == "correct", "max_abs_error": 0.0, "max_rel_error": 0.0,
-         "candidate": {"median_us": candidate_us} if timed else None, "baselines": {"naive": {"median_us": 100.0}}},
+         "candidate": timed_stats(candidate_us) if timed else None, "baselines": {"naive": timed_stats(100.0)}},
         {"name": "odd-shape", "hidden": True, "ok": verdict == "correct", "max_abs_error": 0.0,
          "max_rel_error": 0.0, "candidate": None, "baselines": {}},
     ]
@@ -219,12 +225,10 @@ def app_at(page: str | None = None, query: dict[str, str] | None = None, timeout
 
 def bulk_run(candidates: int, per_step: int = 10) -> int:
     """A big run inserted in bulk: `candidates` evaluated candidates, `per_step` children per round."""
-    from sqlalchemy import func, insert, select
-
     run_id = make_run(rounds=max(1, candidates // per_step))
     now = datetime.now(UTC)
     with session_scope() as session:
-        first = (session.execute(select(func.max(Candidate.id))).scalar() or 0) + 1
+        first = next_id(session, Candidate)
         cand_rows, eval_rows = [], []
         for i in range(candidates):
             step, sample = divmod(i, per_step)
@@ -237,10 +241,11 @@ def bulk_run(candidates: int, per_step: int = 10) -> int:
             eval_rows.append({
                 "candidate_id": first + i, "verdict": "correct" if ok else "incorrect", "message": "",
                 "speedup": 1 + (i % 50) / 10 if ok else None, "candidate_us": 10.0, "baseline_us": 20.0,
-                "configs": [{"name": "large", "ok": ok, "candidate": {"median_us": 10.0}}], "integrity": [],
-                "timing": {}, "reward_components": {}, "flagged": False, "recorded": False, "created_at": now})
-        session.execute(insert(Candidate), cand_rows)
-        session.execute(insert(Evaluation), eval_rows)
+                "configs": [{"name": "large", "hidden": False, "ok": ok, "candidate": timed_stats(10.0)}],
+                "integrity": [], "timing": {}, "reward_components": {}, "flagged": False, "recorded": False,
+                "created_at": now})
+        insert_many(session, Candidate, cand_rows)
+        insert_many(session, Evaluation, eval_rows)
         session.add(RunEvent(run_id=run_id, kind="round", step=(candidates - 1) // per_step, message="bulk"))
     return run_id
 

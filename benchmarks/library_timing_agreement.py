@@ -118,9 +118,7 @@ def measured(result: EvaluationResult, reference: str | None = None) -> Measured
 
 def _recorded_evaluation(evaluation: dict) -> Measured:
     """A recording's evaluation row through the project's own row → record mapping."""
-    row = Evaluation.model_validate({**evaluation, "candidate_id": 0})
-    timing = row.timing or {}
-    return measured(result_from_row(row), timing.get("baseline_name") or timing.get("baseline"))
+    return measured(result_from_row(Evaluation.model_validate({**evaluation, "candidate_id": 0})))
 
 
 def read_before(path: Path) -> dict[Key, Measured]:

@@ -15,6 +15,7 @@ from sqlmodel import select
 
 from db.models import Candidate, Evaluation
 from db.session import session_scope
+from engine.schema.evaluation import EvaluationTiming
 
 
 def source_hash(source: str) -> str:
@@ -51,7 +52,7 @@ class FlagRow:
 
 def _flag_row(ev: Evaluation, candidate: Candidate) -> FlagRow:
     return FlagRow(ev.id, candidate.id, candidate.problem_slug, candidate.run_id, ev.speedup, ev.device,
-                   (ev.timing or {}).get("flag_reason") or "", ev.reward, dict(ev.reward_components or {}),
+                   EvaluationTiming.from_stored(ev.timing).flag_reason, ev.reward, dict(ev.reward_components or {}),
                    ev.flag_review, ev.flag_reviewer, ev.flag_reviewed_at, ev.flag_review_note, ev.created_at)
 
 

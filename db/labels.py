@@ -23,6 +23,7 @@ from db.evaluations import admitted
 from db.identity import equivalence_of
 from db.models import Candidate, Diagnostic, Evaluation, Labeler, LabelSession, PairLabel, RankerModel, utcnow
 from db.session import session_scope
+from engine.schema.evaluation import EvaluationTiming, stored_configs
 
 T = TypeVar("T")
 _CHUNK = 500  # ids per IN (...) clause, well under SQLite's variable limit
@@ -353,23 +354,21 @@ def list_problem_slugs() -> list[str]:
 
 
 def _context(ev: Evaluation) -> tuple[str | None, str | None]:
-    timing = ev.timing or {}
-    return timing.get("baseline_name") or timing.get("baseline"), timing.get("timed_config")
+    return EvaluationTiming.from_stored(ev.timing).context
 
 
 def _measurement(device: str, ev: Evaluation, history: Sequence[Evaluation]) -> Measurement:
     """The latest evaluation `ev` on `device`, with the levels of every evaluation in `history` (correct,
     admitted, on this device) measured in the same context."""
-    timing = ev.timing or {}
-    levels = tuple(level for other in history if _context(other) == _context(ev)
+    timing = EvaluationTiming.from_stored(ev.timing)
+    levels = tuple(level for other in history if _context(other) == timing.context
                    and (level := evaluation_level(other.candidate_us, other.baseline_us, other.speedup)))
-    stats = timing.get("candidate") or next((c.get("candidate") for c in ev.configs or [] if c.get("candidate")), None)
-    stats = stats or {}
+    stats = timing.timed_stats(stored_configs(ev.configs))
     return Measurement(device=device, candidate_us=ev.candidate_us, speedup=ev.speedup,
-                       baseline=timing.get("baseline_name") or timing.get("baseline"),
-                       config=timing.get("timed_config"), baseline_us=ev.baseline_us,
-                       samples_us=tuple(stats.get("samples_us") or ()), iqr_us=stats.get("iqr_us"),
-                       trials=stats.get("trials"), levels=levels)
+                       baseline=timing.baseline_name, config=timing.timed_config, baseline_us=ev.baseline_us,
+                       samples_us=tuple(stats.samples_us or ()) if stats else (),
+                       iqr_us=stats.iqr_us if stats else None, trials=stats.trials if stats else None,
+                       levels=levels)
 
 
 def _evidence(candidate: Candidate, evaluations: list[Evaluation], static: Diagnostic | None,

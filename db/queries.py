@@ -19,6 +19,7 @@ from sqlmodel import Session, select
 
 from db.models import Candidate, Diagnostic, Evaluation, Run, RunEvent
 from db.session import session_scope
+from engine.schema.evaluation import EvaluationTiming
 
 T = TypeVar("T")
 TERMINAL_STATUSES = ("stopped", "finished", "failed")
@@ -129,7 +130,7 @@ class EvaluationView:
     log: str | None
     configs: list[dict[str, Any]]
     integrity: list[dict[str, Any]]
-    timing: dict[str, Any]
+    timing: EvaluationTiming
     candidate_us: float | None
     baseline_us: float | None
     speedup: float | None
@@ -399,8 +400,8 @@ def run_timings(run_id: int, limit: int = 20_000, url: str | None = None) -> lis
 def _evaluation_view(ev: Evaluation) -> EvaluationView:
     return EvaluationView(
         id=ev.id, verdict=ev.verdict, message=ev.message or "", log=ev.log, configs=list(ev.configs or []),
-        integrity=list(ev.integrity or []), timing=dict(ev.timing or {}), candidate_us=ev.candidate_us,
-        baseline_us=ev.baseline_us, speedup=ev.speedup, reward=ev.reward,
+        integrity=list(ev.integrity or []), timing=EvaluationTiming.from_stored(ev.timing),
+        candidate_us=ev.candidate_us, baseline_us=ev.baseline_us, speedup=ev.speedup, reward=ev.reward,
         reward_components=dict(ev.reward_components or {}), device=ev.device, flagged=ev.flagged,
         recorded=ev.recorded, flag_review=ev.flag_review, flag_reviewer=ev.flag_reviewer,
         flag_review_note=ev.flag_review_note,

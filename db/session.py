@@ -19,9 +19,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import event, func, insert
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, create_engine
+from sqlmodel import Session, SQLModel, create_engine, select
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
@@ -118,3 +118,14 @@ def session_scope(url: str | None = None) -> Iterator[Session]:
         except Exception:
             session.rollback()
             raise
+
+
+def next_id(session: Session, model: type[SQLModel]) -> int:
+    """The id the next row of `model` may take where the caller numbers rows itself, so that rows inserted
+    together in bulk (`insert_many`) can name each other."""
+    return (session.exec(select(func.max(model.id))).one() or 0) + 1
+
+
+def insert_many(session: Session, model: type[SQLModel], rows: list[dict]) -> None:
+    """Insert `rows` (column → value) of `model` in one bulk statement: no objects, no refresh."""
+    session.execute(insert(model), rows)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from engine.settings import RewardWeights
+
 # The tiered form an open RL environment uses; also our failure floor for the log form.
 FAILURE_REWARD = {
     "integrity_violation": -1.0,
@@ -26,14 +28,6 @@ FAILURE_REWARD = {
 TIERS = ((3.0, 1.0), (2.0, 0.8), (1.5, 0.6), (1.2, 0.4), (1.0, 0.2))
 STRUCTURAL_CAP = 1.0
 MULTI_TURN_GAMMA = 0.4
-
-
-@dataclass(frozen=True)
-class RewardWeights:
-    speed: float = 1.0
-    structural: float = 0.2
-    coverage: float = 0.1
-    ranker: float = 0.2
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ a team can share a file while a user overrides one value for one shell.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -19,7 +20,16 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from engine.reward import RewardWeights
+
+@dataclass(frozen=True)
+class RewardWeights:
+    """Weights of the reward's components: defined here, beside the setting that holds them, so the
+    settings import nothing of the engine (`engine.reward` reads them from here)."""
+
+    speed: float = 1.0
+    structural: float = 0.2
+    coverage: float = 0.1
+    ranker: float = 0.2
 
 
 def _default_home() -> Path:

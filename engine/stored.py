@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db import queries
-from engine import jsonrecord
 from engine.analysis.energy import EnergyRecord
 from engine.analysis.ncu_record import NcuRecord
 from engine.analysis.record import StaticReport
 from engine.analysis.roofline import RooflineRecord
 from engine.feedback.model import FeedbackRecord
+from engine.schema.evaluation import stored_configs
 from engine.verify.records import ConfigResult
 
 
@@ -91,15 +91,6 @@ def run_timings(run_id: int, url: str | None = None) -> list[TimingEntry]:
     return timing_entries(queries.run_timings(run_id, url=url))
 
 
-def configs_of(stored: list[dict]) -> list[ConfigResult]:
-    """An evaluation's stored per-configuration results, older rows' missing fields defaulted."""
-    return [jsonrecord.from_json(ConfigResult, c) for c in stored if isinstance(c, dict)]
-
-
-NOISY_HOST = "shared its cores"  # the words `engine.verify.host.notes_for` warns a CPU timing with
-
-
-def noisy_host_notes(timing: dict | None) -> list[str]:
-    """An evaluation's warnings that its CPU timing shared its cores with busy processes: shown beside
-    the speedup they weaken, not only inside the stored timing."""
-    return [note for note in (timing or {}).get("notes") or [] if NOISY_HOST in str(note)]
+def configs_of(stored: list[dict] | None) -> list[ConfigResult]:
+    """An evaluation's stored per-configuration results as records (`engine.schema.policy` reads them)."""
+    return stored_configs(stored)

@@ -22,6 +22,7 @@ from app.components.diagnostics import (
 )
 from app.components.events import EventWatcher, event_seq, filesystem_type, needs_polling, scan_latest
 from app.components.problems_view import ProblemFilter, filter_problems, size_bucket
+from app.testing import timed_stats
 from db.queries import RooflineRow, RoundRow, TimingRow
 from engine.analysis.devices import DeviceCeilings, MeasuredCeilings, match_device, store_measured
 from engine.analysis.energy import EnergyRecord
@@ -249,8 +250,8 @@ def test_ceilings_measured_on_the_device_are_shown_beside_the_table(refinery_hom
 def test_without_stored_points_the_problems_model_places_the_measured_times() -> None:
     problem = get_problem("matrix-transpose")
     config = problem.largest_config
-    stored = [{"name": config.name, "ok": True, "candidate": {"median_us": 100.0}},  # an older, shorter row
-              {"name": "not-a-config", "ok": True, "candidate": {"median_us": 1.0}}]
+    stored = [{"name": config.name, "hidden": False, "ok": True, "candidate": timed_stats(100.0)},
+              {"name": "not-a-config", "hidden": False, "ok": True, "candidate": timed_stats(1.0)}]
     frame = chartdata.model_roofline_frame(timing_entries([TimingRow(7, 2, "correct", stored)]), problem)
     assert list(frame["candidate_id"]) == [7] and frame.loc[0, "config"] == config.name
     assert frame.loc[0, "gbps"] == pytest.approx(problem.min_bytes(config) / 1e-4 / 1e9)
@@ -315,8 +316,8 @@ def test_diff_counts_added_and_removed_lines() -> None:
 
 def test_configs_frame_shows_errors_times_and_speedup() -> None:
     frame = configs_frame(configs_of([
-        {"name": "large", "hidden": False, "ok": True, "max_abs_error": 0.0, "candidate": {"median_us": 50.0},
-         "baselines": {"eager": {"median_us": 100.0}}},
+        {"name": "large", "hidden": False, "ok": True, "max_abs_error": 0.0, "candidate": timed_stats(50.0),
+         "baselines": {"eager": timed_stats(100.0)}},
         {"name": "odd", "hidden": True, "ok": False, "first_mismatch": "output 0 at [1]"}]))
     assert list(frame["correct"]) == ["yes", "no"]
     assert frame.loc[0, "speedup"] == "2.00×"
@@ -324,13 +325,15 @@ def test_configs_frame_shows_errors_times_and_speedup() -> None:
 
 
 def test_kernel_tables_read_the_engines_static_report() -> None:
-    kernel = {"name": "k", "symbol": "k", "launch": {"block": [256, 1, 1], "grid": None},
+    kernel = {"name": "k", "symbol": "k", "launch": {"kernel": "k", "block": [256, 1, 1], "grid": None},
               "resources": {"name": "k", "arch": "sm_90", "registers": 30, "smem_bytes": 4224, "spill_stores": 0},
               "mix": {"kernel": "k", "total": 144, "counts": {"global_load": 5, "shared_store": 8}},
-              "occupancy": {"sm_80": {"arch": "sm_80", "warps_per_sm": 64, "max_warps": 64, "limiters": ["warps"]},
-                            "sm_90": {"arch": "sm_90", "warps_per_sm": 32, "max_warps": 64,
+              "occupancy": {"sm_80": {"arch": "sm_80", "threads_per_block": 256, "blocks_per_sm": 8,
+                                      "warps_per_sm": 64, "max_warps": 64, "limiters": ["warps"]},
+                            "sm_90": {"arch": "sm_90", "threads_per_block": 256, "warps_per_sm": 32, "max_warps": 64,
                                       "limiters": ["registers", "shared_mem"], "blocks_per_sm": 4}}}
-    report = StaticReport.from_json({"ok": True, "arch": "sm_90", "kernels": [kernel]})  # an older, shorter row
+    report = StaticReport.from_json({"ok": True, "language": "cuda", "arch": "sm_90", "kernels": [kernel],
+                                     "features": {}})
     resources, mix = kernels_frames(report.kernels, report.arch)
     row = resources.iloc[0]
     assert (row["registers"], row["block"], row["occupancy"], row["limited by"], row["blocks/SM"]) == \
@@ -347,17 +350,27 @@ def test_flatten_names_nested_metrics_by_their_path() -> None:
 def test_the_ncu_headline_reads_the_record() -> None:
     record = NcuRecord.from_json({"ok": True, "seconds": 6.1, "config": "large", "metrics_refused": ["x.sum"],
                                   "summary": {"kernels": 2, "duration_s": 9.8e-5, "dram_bytes_read": 2e6,
-                                              "dram_bytes_written": 1e6}})
+                                              "dram_bytes_written": 1e6, "flops": {}, "achieved_occupancy": None,
+                                              "theoretical_occupancy": None, "ld_sectors_per_request": None,
+                                              "st_sectors_per_request": None, "shared_ld_wavefronts_per_request": None,
+                                              "shared_st_wavefronts_per_request": None, "shared_bank_conflicts": 0.0,
+                                              "top_stalls": [], "tensor_pipe_pct": None, "sm_throughput_pct": None,
+                                              "dram_throughput_pct": None, "grid_blocks": None,
+                                              "block_threads": None}})
     assert ncu_headline(record) == ("2 kernel(s) on configuration 'large' · 98.0 µs on the GPU · 3MB DRAM traffic "
                                     "· profiled in 6.1 s · refused: x.sum")
 
 
 def test_energy_reads_as_joules_per_call_beside_the_baseline_or_says_why_not() -> None:
+    def side(joules: float, watts: float, calls: int, seconds: float) -> dict:
+        return {"joules_per_call": joules, "seconds_per_call": seconds / calls, "calls": calls, "seconds": seconds,
+                "joules": joules * calls, "average_watts": watts, "idle_watts": 80.0}
+
     record = EnergyRecord.from_json({
-        "device": "NVIDIA H200", "candidate": {"joules_per_call": 0.02, "average_watts": 400.0, "calls": 100,
-                                               "seconds": 1.0},
-        "baseline_name": "eager", "baseline": {"joules_per_call": 0.05},
-        "comparison": {"ratio": 0.4, "matched_speed_ratio": 0.9}})
+        "device": "NVIDIA H200", "candidate": side(0.02, 400.0, 100, 1.0), "baseline_name": "eager",
+        "baseline": side(0.05, 500.0, 40, 1.0),
+        "comparison": {"candidate_joules": 0.02, "baseline_joules": 0.05, "ratio": 0.4, "matched_speed_joules": 0.045,
+                       "matched_speed_ratio": 0.9}})
     text = energy_text(record)
     assert text.startswith("20 mJ per call at 400 W (100 calls over 1 s); eager: 50 mJ per call.")
     assert "0.40× per call, 0.90× at matched speed" in text

@@ -360,7 +360,8 @@ def test_a_cpu_candidates_diagnostics_speak_of_the_cpu_and_agree_with_the_roofli
     candidate_id = add_round(run_id, 0, diagnostics=False)  # a CPU run stores no ncu, energy or roofline
     with session_scope() as session:
         session.get(Candidate, candidate_id).language = "c"
-        session.add(Diagnostic(candidate_id=candidate_id, kind="static", data={"kernels": [], "features": {}}))
+        session.add(Diagnostic(candidate_id=candidate_id, kind="static", data={
+            "ok": True, "language": "c", "arch": "cpu", "kernels": [], "features": {}}))
     at = _open(run_id)
     assert not at.exception
     markdown = [m.value for m in at.markdown]

@@ -1,17 +1,18 @@
 """The stored diagnostics as typed records: each one round-trips through its JSON, rows stored by
-older code read with defaults for what they lack, and what a round stores reads back as the
-records that wrote it."""
+older code read with defaults for what they lack, keys of newer code are ignored, a wrong value is a
+validation error naming its field, and what a round stores reads back as the records that wrote it."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from db.queries import CandidateDetail, DiagnosticView
-from engine import jsonrecord
 from engine.analysis.devices import match_device
 from engine.analysis.energy import EnergyComparison, EnergyMeasurement, EnergyRecord
 from engine.analysis.ncu import NcuKernel, NcuProfile
@@ -103,44 +104,47 @@ def test_every_shipped_recording_reads_as_records() -> None:
     assert all(FeedbackRecord.from_json(d).details[0].tool == d["findings"][0] for d in feedback if d["findings"])
 
 
-def test_fields_a_row_was_stored_without_take_their_defaults() -> None:
+def test_fields_a_row_was_stored_without_take_their_defaults(static) -> None:
     roofline = RooflineRecord.from_json({"point": None, "notes": ["no timing"]})  # before `config`, no class
     assert (roofline.config, roofline.classification, roofline.bottleneck) == (None, None, None)
-    ncu = NcuRecord.from_json({"ok": True, "seconds": 6.1, "config": "large",
-                               "summary": {"kernels": 1, "duration_s": 9.8e-5, "top_stalls": [["barrier", 2.0]]}})
-    assert ncu.metrics_refused == [] and ncu.static_vs_ncu == []
-    assert (ncu.summary.dram_bytes, ncu.summary.achieved_occupancy, ncu.summary.top_stalls) == (0.0, None,
-                                                                                               [("barrier", 2.0)])
+    summary = dataclasses.asdict(_ncu(static).summary)
+    ncu = NcuRecord.from_json({"ok": True, "seconds": 6.1, "config": "large", "summary": summary})  # before the
+    assert ncu.metrics_refused == [] and ncu.static_vs_ncu == []  # refused metrics and the comparison were kept
     energy = EnergyRecord.from_json({"reason": "energy not measured: NVML did not start"})
     assert energy.candidate is None and energy.reason.startswith("energy not measured")
-    kernel = StaticReport.from_json({"kernels": [{"name": "k", "launch": {"block": [128, 1, 1]},
-                                                  "mix": {"total": 3, "global_load_widths": {"16": 2}}}]}).kernels[0]
-    assert (kernel.launch.block, kernel.launch.origin, kernel.branches, kernel.loops) == ((128, 1, 1), "assumed", [],
-                                                                                          [])
-    assert kernel.mix.global_load_widths == {16: 2}  # JSON's string keys back to the byte widths they were
-    (config,) = configs_of([{"name": "large", "ok": True, "candidate": {"median_us": 10.0}}])
-    assert (config.hidden, config.candidate.median_us, config.candidate.trials, config.baselines) == (False, 10.0, 0,
-                                                                                                      {})
+    older = copy.deepcopy(_recorded_rows("static")[0])
+    for kernel in older["kernels"]:
+        kernel.pop("branches", None), kernel.pop("loops", None)  # before warp divergence and loops were kept
+        for access in kernel["accesses"]:
+            access.pop("struct_name", None), access.pop("struct_bytes", None)
+    kernel = StaticReport.from_json(older).kernels[0]
+    assert (kernel.branches, kernel.loops) == ([], []) and all(a.struct_bytes == 0 for a in kernel.accesses)
+    assert all(isinstance(width, int) for width in kernel.mix.global_load_widths)  # JSON's string keys: byte widths
 
 
-def test_keys_a_record_does_not_hold_are_dropped() -> None:
-    stored = {"kernel": "k", "static_ld": 4.0, "ncu_ld": 4.0, "ld_agree": True, "from_a_newer_engine": 1}
-    (row,) = NcuRecord.from_json({"ok": True, "static_vs_ncu": [stored]}).static_vs_ncu
-    assert (row.kernel, row.ld_agree, row.st_agree) == ("k", True, None)  # recomputed, not read
+def test_keys_a_record_does_not_hold_are_dropped(static) -> None:
+    record = _ncu(static)
+    (stored,) = record.to_json()["static_vs_ncu"]
+    assert "ld_agree" in stored  # a property written for other readers, not a field
+    (row,) = NcuRecord.from_json({"ok": True, "static_vs_ncu": [{**stored, "from_a_newer_engine": 1}]}).static_vs_ncu
+    assert row == record.static_vs_ncu[0]
 
 
-@dataclass(frozen=True)
-class _Typed:
-    count: int
-    shape: tuple[int, int]
-    ratio: float = 1.0
-    tags: list[str] = field(default_factory=list)
+def test_a_newer_key_in_every_stored_record_is_ignored(static) -> None:
+    for record in _records(static):
+        newer = {**json.loads(json.dumps(record.to_json())), "written_by_a_newer_engine": {"x": 1}}
+        assert type(record).from_json(newer) == record, type(record).__name__
 
 
-def test_values_of_the_wrong_type_read_as_empty_not_as_a_crash() -> None:
-    assert jsonrecord.from_json(_Typed, {"count": "many", "shape": [1, 2, 3], "ratio": None, "tags": "x"}) == \
-        _Typed(0, (0, 0), 0.0, [])
-    assert jsonrecord.from_json(_Typed, None) == _Typed(0, (0, 0))
+def test_a_value_of_the_wrong_type_is_a_validation_error_naming_the_field(static) -> None:
+    broken = {**static.to_json(), "launches_per_call": "many"}
+    with pytest.raises(ValidationError, match="launches_per_call"):
+        StaticReport.from_json(broken)
+    with pytest.raises(ValidationError, match="classification.bottleneck"):
+        RooflineRecord.from_json({"classification": {"bottleneck": "sideways-bound", "reason": "?"}})
+    with pytest.raises(ValidationError, match="candidate.trials"):
+        configs_of([{"name": "large", "hidden": False, "ok": True,
+                     "candidate": {"median_us": 1.0, "iqr_us": 0.1, "mean_us": 1.0, "min_us": 1.0, "trials": "x"}}])
 
 
 def test_a_rounds_stored_rows_read_back_as_the_records_that_wrote_them(static) -> None:

@@ -20,13 +20,127 @@ def _imported_packages(path: Path) -> set[str]:
     return names
 
 
+def _imported_modules(path: Path) -> set[str]:
+    """The full dotted name of every absolute import in `path` (`from a.b import c` gives a.b and a.b.c)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+    return names
+
+
 def _offending(package: str, forbidden: set[str]) -> list[str]:
     return [f"{path.relative_to(ROOT)}: {name}" for path in sorted((ROOT / package).rglob("*.py"))
             for name in sorted(_imported_packages(path) & forbidden)]
 
 
+def _python_files(*parts: str) -> list[Path]:
+    return sorted(p for part in parts for p in ([ROOT / part] if part.endswith(".py") else (ROOT / part).rglob("*.py")))
+
+
+SCHEMA = "engine.schema"  # the leaf record schema every layer may read
+STORE = ("engine/verify/storage.py",)  # maps EvaluationResult to and from the evaluation row
+
+
+def _outside_schema(name: str) -> bool:
+    return name.split(".")[0] == "engine" and name != "engine" and not (name == SCHEMA or name.startswith(SCHEMA + "."))
+
+
 def test_db_imports_neither_the_engine_nor_the_app():
-    assert _offending("db", {"engine", "app", "streamlit"}) == []
+    assert _offending("db", {"app", "streamlit"}) == []
+    assert [f"{p.relative_to(ROOT)}: {n}" for p in _python_files("db") for n in sorted(_imported_modules(p))
+            if _outside_schema(n)] == []
+
+
+def test_no_sql_library_is_imported_outside_db_and_the_store():
+    offending = [f"{p.relative_to(ROOT)}: {name}" for p in _python_files("engine", "app")
+                 if str(p.relative_to(ROOT)) not in STORE
+                 for name in sorted(_imported_packages(p) & {"sqlmodel", "sqlalchemy"})]
+    assert offending == []
+
+
+def test_the_settings_and_the_record_schema_import_nothing_of_the_engine():
+    for path in _python_files("engine/settings.py", "engine/schema"):
+        modules = _imported_modules(path)
+        assert not {m for m in modules if _outside_schema(m)}, path
+        assert not {m.split(".")[0] for m in modules} & {"db", "app", "streamlit", "sqlmodel", "sqlalchemy"}, path
+
+
+# --- the evaluation's timing blob is read as a record (`EvaluationTiming`), never key by key ----------------
+
+
+def _is_blob(node: ast.AST, blob_names: set[str]) -> bool:
+    """An expression holding a row's `timing` JSON: `x.timing`, `row["eval_timing"]`, `x.timing or {}`,
+    `dict(x.timing)`, or a name bound to one of those."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "timing"
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.slice, ast.Constant) and node.slice.value in ("timing", "eval_timing")
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return _is_blob(node.values[0], blob_names)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and node.args:
+        return _is_blob(node.args[0], blob_names)
+    return isinstance(node, ast.Name) and node.id in blob_names
+
+
+def timing_key_reads(source: str) -> list[int]:
+    """Lines that read a key of the timing blob: `blob.get("key")`, `blob["key"]` or `"key" in blob`, where
+    the blob is one of `_is_blob`'s expressions or a parameter named for timing and typed as a dict.
+    Other `timing` attributes (a slot's timing cores, a job's timing spec) are read by attribute or by
+    index, never by a string key, so they are not hit."""
+    tree = ast.parse(source)
+    blob_names = {arg.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                  for arg in node.args.args + node.args.kwonlyargs
+                  if "timing" in arg.arg and arg.annotation is not None and "dict" in ast.unparse(arg.annotation)}
+    for _ in range(2):  # `timing = ev.timing or {}`, then `stats = timing or {}`
+        blob_names |= {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign)
+                       and node.value is not None and _is_blob(node.value, blob_names)
+                       for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                       if isinstance(target, ast.Name)}
+    return sorted(node.lineno for node in ast.walk(tree) if _reads_key(node, blob_names))
+
+
+def _is_text(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _reads_key(node: ast.AST, blob_names: set[str]) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return bool(node.args) and _is_text(node.args[0]) and _is_blob(node.func.value, blob_names)
+    if isinstance(node, ast.Subscript):
+        return _is_text(node.slice) and _is_blob(node.value, blob_names)
+    if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+        return _is_text(node.left) and any(_is_blob(c, blob_names) for c in node.comparators)
+    return False
+
+
+def test_nothing_outside_the_store_reads_the_timing_blob_by_key():
+    allowed = {*STORE, "engine/schema/evaluation.py"}
+    offending = [f"{p.relative_to(ROOT)}:{line}" for p in _python_files("engine", "app", "db", "benchmarks")
+                 if str(p.relative_to(ROOT)) not in allowed for line in timing_key_reads(p.read_text())]
+    assert offending == []
+
+
+def test_the_timing_rule_sees_key_reads_and_leaves_other_timing_names_alone():
+    reads = """
+reason = (ev.timing or {}).get("flag_reason")
+timing = ev.timing or {}
+baseline = timing.get("baseline_name") or timing["baseline"]
+config = row["eval_timing"]["timed_config"]
+held = "host" in dict(ev.timing)
+def context(timing: dict | None) -> str:
+    return (timing or {}).get("timed_config")
+"""
+    assert timing_key_reads(reads) == [2, 4, 4, 5, 6, 8]
+    others = """
+cores = slot.timing[0]
+first = timing[i::slots]
+seed = job.timing.seed if job.timing else 0
+record = EvaluationTiming.from_stored(ev.timing).flag_reason
+"""
+    assert timing_key_reads(others) == []
 
 
 def test_the_engine_imports_neither_the_app_nor_streamlit():

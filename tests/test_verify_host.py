@@ -16,7 +16,7 @@ import pytest
 
 from engine.problems import load_problem
 from engine.verify.evaluate import VerifyOptions
-from engine.verify.host import BusyProcess, HostRecord, HostWatch, notes_for
+from engine.verify.host import BusyProcess, HostRecord, HostWatch, notes_for, summary
 from engine.verify.judge.job import Job
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
@@ -100,13 +100,13 @@ def test_the_jobs_own_processes_are_left_out():
 
 def test_the_line_says_an_exclusive_core_and_a_quiet_machine():
     record = HostRecord(cores=[3], exclusive=True, load_avg=[0.4, 0.3, 0.2])
-    assert record.summary() == "timed on core 3 (exclusive); load 0.40; nothing else busy"
+    assert summary(record) == "timed on core 3 (exclusive); load 0.40; nothing else busy"
 
 
 def test_the_line_says_shared_cores_who_was_busy_and_what_else_was_in_flight():
     record = HostRecord(cores=[0, 1], exclusive=False, load_avg=[1.9, 1.0, 0.5], in_flight=1,
                         busy_others=[BusyProcess("streamlit", 45.0), BusyProcess("cc1", 30.0, processes=2)])
-    assert record.summary() == ("timed on shared cores 0-1; load 1.90; streamlit 45 %, cc1 ×2 30 % busy; "
+    assert summary(record) == ("timed on shared cores 0-1; load 1.90; streamlit 45 %, cc1 ×2 30 % busy; "
                                 "1 other evaluation in flight")
 
 

@@ -22,7 +22,7 @@ def _fmt(value: float | None) -> str:
 
 
 def flag_panel(ev: EvaluationView) -> None:
-    reason = (ev.timing or {}).get("flag_reason") or "implausible speedup"
+    reason = ev.timing.flag_reason or "implausible speedup"
     reward, held = shown_reward(ev)
     if ev.flag_review == "cleared":
         st.success(f"Flag cleared by {ev.flag_reviewer}: {ev.flag_review_note or 'no note'}. Its speed reward is "

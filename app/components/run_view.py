@@ -34,7 +34,7 @@ from app.components.style import (
 )
 from app.components.widgets import pager
 from db.queries import CandidateDetail, RoundRow, RunProgress, RunSummary
-from engine.stored import candidate_diagnostics, configs_of, noisy_host_notes
+from engine.stored import candidate_diagnostics, configs_of
 
 ROUNDS_PER_PAGE = 15
 
@@ -303,7 +303,7 @@ def round_panel(run: RunSummary, detail: CandidateDetail, version: tuple) -> Non
         cols[3].metric("Reward", "–" if reward is None else f"{reward:.3f}",
                        help="The reward that counts now: a flagged result's speed term is held until a person "
                             "clears it" if ev.flagged else None)
-        for note in noisy_host_notes(ev.timing):
+        for note in ev.timing.noisy_host_notes:
             st.warning(note, icon=":material/speed:")
     else:
         st.info("Not evaluated yet: building and verifying.", icon=":material/hourglass_top:")
@@ -367,9 +367,10 @@ def _verdict_and_log(detail: CandidateDetail) -> None:
     if ev.log:
         st.markdown("**Log**")
         st.code(ev.log, language="text", height=min(420, 22 * (ev.log.count("\n") + 2)))
-    if ev.timing:
+    timing = ev.timing.model_dump(mode="json", exclude_defaults=True)  # what this row recorded
+    if timing:
         with st.expander("Timing details"):
-            st.json(ev.timing, expanded=1)
+            st.json(timing, expanded=1)
 
 
 def chart_panel(run: RunSummary, version: tuple, selected: int | None) -> None:

@@ -7,7 +7,6 @@ from app.components.flag_review import flag_panel, shown_reward
 from app.components.style import fmt_speedup
 from db.evaluations import list_flags
 from db.queries import get_evaluation
-from engine.stored import noisy_host_notes
 
 st.title("Flags")
 st.caption("Results held for review: each earns no speed reward and enters no dataset, ranker or best result "
@@ -28,10 +27,10 @@ for flag in flags:
         cols[1].metric("Reward that counts now", "–" if reward is None else f"{reward:.3f}",
                        help="The speed term is held aside until a person clears the flag")
         cols[2].metric("Speed term held", "–" if held is None else f"{held:.3f}")
-        for note in noisy_host_notes(ev.timing):
+        for note in ev.timing.noisy_host_notes:
             st.warning(note, icon=":material/speed:")
         with st.expander("Evidence: the timing record and the log"):
-            st.json(ev.timing or {}, expanded=False)
+            st.json(ev.timing.model_dump(mode="json", exclude_defaults=True), expanded=False)
             if ev.log:
                 st.code(ev.log[-3000:], language=None)
         flag_panel(ev)

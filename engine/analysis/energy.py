@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from engine import jsonrecord
+from engine.schema.policy import read_record
 
 DEFAULT_SECONDS = 2.0
 
@@ -71,8 +71,8 @@ class EnergyRecord:
         return data
 
     @classmethod
-    def from_json(cls, data: dict | None) -> EnergyRecord:
-        return jsonrecord.from_json(cls, data)
+    def from_json(cls, data: dict) -> EnergyRecord:
+        return read_record(cls, data)
 
 
 def _nvml():

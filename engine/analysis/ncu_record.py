@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from engine import jsonrecord
 from engine.analysis.agreement import KernelAgreement, compare_kernels
 from engine.analysis.ncu import NcuProfile, NcuSummary
 from engine.analysis.record import StaticReport
+from engine.schema.policy import read_record
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class NcuRecord:
         return data
 
     @classmethod
-    def from_json(cls, data: dict | None) -> NcuRecord:
-        return jsonrecord.from_json(cls, data)
+    def from_json(cls, data: dict) -> NcuRecord:
+        return read_record(cls, data)
 
 
 def ncu_record(profile: NcuProfile, config: str | None, static: StaticReport | None = None) -> NcuRecord:

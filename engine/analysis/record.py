@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from engine import jsonrecord
 from engine.analysis.access import AccessEstimate
 from engine.analysis.control import BranchEstimate, LoopEstimate
 from engine.analysis.launch import LaunchConfig
@@ -17,6 +16,7 @@ from engine.analysis.occupancy import REPORTED_ARCHS, Occupancy
 from engine.analysis.ptxas import KernelResources
 from engine.analysis.sass import InstructionMix
 from engine.analysis.source_features import KernelSourceFeatures
+from engine.schema.policy import read_record
 
 FEATURES: dict[str, str] = {
     "kernels": "CUDA kernels defined",
@@ -164,9 +164,10 @@ class StaticReport:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict | None) -> StaticReport:
-        """The report as stored in a `static` diagnostic, including rows from before a field existed."""
-        return jsonrecord.from_json(cls, data)
+    def from_json(cls, data: dict) -> StaticReport:
+        """The report as stored in a `static` diagnostic, under `engine.schema.policy` (rows from before a field
+        existed read with its default; newer keys are ignored; a wrong value raises)."""
+        return read_record(cls, data)
 
 
 def _weighted(accesses: list[AccessEstimate], value) -> float | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from engine import jsonrecord
 from engine.analysis.devices import DeviceCeilings
+from engine.schema.policy import read_record
 
 NEAR_ROOF = 0.6  # at or above this share of the roof a kernel is bound by that roof
 LAUNCH_OVERHEAD_S = 10e-6  # below this per launch, launch latency dominates
@@ -75,8 +75,8 @@ class RooflineRecord:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict | None) -> RooflineRecord:
-        return jsonrecord.from_json(cls, data)
+    def from_json(cls, data: dict) -> RooflineRecord:
+        return read_record(cls, data)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from engine.rank.comparable import measurement_context, target_for_language, tar
 from engine.rank.pairs import PairConfig, PairExample
 from engine.rank.pooled import pool
 from engine.reward import anchored_rewards, discounted_returns
+from engine.schema.evaluation import EvaluationTiming
 
 
 @cache
@@ -40,11 +41,6 @@ def task_prompt(slug: str, target: str = "cuda") -> str | None:
         return None
 
 
-def _timing_context(timing: dict | None) -> tuple[str | None, str | None]:
-    timing = timing or {}
-    return timing.get("baseline_name") or timing.get("baseline"), timing.get("timed_config")
-
-
 def endpoint_failed(proposal: dict | None) -> bool:
     """Whether a candidate is the LLM endpoint's failure (refused, unreachable, timed out), not the model's
     reply: such a row is no behaviour of the model, so it earns nothing and enters no dataset."""
@@ -61,7 +57,7 @@ def candidate_rows(filters: ExportFilters) -> Iterator[dict]:
         if not admitted(bool(row["eval_flagged"]), row["eval_flag_review"]):
             continue  # flagged for review: enters no dataset until a person clears it
         features = (row["static_data"] or {}).get("features", {})
-        baseline, config = _timing_context(row["eval_timing"])
+        baseline, config = EvaluationTiming.from_stored(row["eval_timing"]).context
         yield {
             "candidate_id": row["id"], "problem": row["problem_slug"], "run_id": row["run_id"],
             "parent_id": row["parent_id"], "step": row["step"], "depth": row["depth"], "origin": row["origin"],

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from engine import jsonrecord
 from engine.analysis.devices import DeviceCeilings
 from engine.analysis.ncu import NcuSummary
 from engine.analysis.record import StaticReport
 from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint
+from engine.schema.policy import read_record
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,8 @@ class FeedbackRecord:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict | None) -> FeedbackRecord:
-        return jsonrecord.from_json(cls, data)
+    def from_json(cls, data: dict) -> FeedbackRecord:
+        return read_record(cls, data)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from db.labels import CandidateEvidence, Measurement
+from engine.schema.evaluation import EvaluationTiming, TimingStats
 
 DEVICE = "synthetic-gpu"
 
@@ -126,9 +127,9 @@ def _stored_timing(item: CandidateEvidence) -> dict:
     if not item.measurements:
         return {}
     m = item.measurements[0]
-    return {"timed_config": m.config, "baseline_name": m.baseline,
-            "candidate": {"median_us": m.candidate_us, "iqr_us": m.iqr_us, "mean_us": m.candidate_us,
-                          "min_us": m.candidate_us, "trials": m.trials}}
+    stats = TimingStats(median_us=m.candidate_us, iqr_us=m.iqr_us, mean_us=m.candidate_us, min_us=m.candidate_us,
+                        trials=m.trials)
+    return EvaluationTiming(timed_config=m.config, baseline_name=m.baseline, candidate=stats).stored()
 
 
 def write_synthetic(config: SyntheticConfig | None = None) -> list[int]:

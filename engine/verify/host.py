@@ -4,7 +4,7 @@ A time is only as good as the core it was measured on. The pool watches each job
 sandboxes (they cannot see the host's processes): which cores the job's processes could run on, the
 machine's load, every other process's CPU use over the timing window (one pass over /proc at each end:
 cheap, and on a core the timing does not use), and how many other evaluations of this pool were in
-flight. `HostRecord.summary` is the line a user reads under the verdict; `notes_for` adds a warning
+flight. `summary` is the line a user reads under the verdict; `notes_for` adds a warning
 when a CPU timing shared its cores with busy processes.
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
 
 from engine.sandbox.affinity import descendants, format_cpu_list, process_cpus
 from engine.sandbox.procfs import ProcStat, process_stats
+from engine.schema.evaluation import NOISY_HOST, BusyProcess, HostRecord
 
 BUSY_PCT = 5.0  # of one core over the window: below this a process is not named
 BUSY_KEPT = 5  # names kept, busiest first
@@ -24,58 +24,19 @@ WARN_PCT = 10.0  # busy processes that may share the timing cores, together: a C
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-@dataclass
-class BusyProcess:
-    """Processes of one name (or one of ours, by role) that used a core noticeably during the window."""
-
-    name: str
-    cpu_pct: float  # of one core, all processes of the name together
-    processes: int = 1
-    shares_cores: bool = True  # some of them may run on the timing cores
-
-
-@dataclass
-class HostRecord:
-    cores: list[int]  # where the job's processes could run
-    exclusive: bool  # no other process of ours could run there
-    setup: str = ""  # how the cores were chosen, in words
-    window: str = "timing"  # timing | job (the job ended before timing: the whole job was watched)
-    window_s: float = 0.0
-    load_avg: list[float] = field(default_factory=list)  # 1, 5, 15 minutes
-    others_cpu_pct: float = 0.0  # every other process together, % of one core
-    busy_others: list[BusyProcess] = field(default_factory=list)
-    in_flight: int = 0  # other evaluations of this pool running at the same time
-
-    @classmethod
-    def from_json(cls, data: dict | None) -> HostRecord | None:
-        if not data:
-            return None
-        data = dict(data)
-        data["busy_others"] = [BusyProcess(**b) for b in data.get("busy_others") or []]
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @property
-    def interfering(self) -> list[BusyProcess]:
-        """Busy processes that could have run on the timing cores."""
-        return [b for b in self.busy_others if b.shares_cores]
-
-    def summary(self) -> str:
-        """One line: 'timed on core 3 (exclusive); load 0.40; nothing else busy'."""
-        verb = "timed" if self.window == "timing" else "ran"
-        many = len(self.cores) != 1
-        where = f"core{'s' if many else ''} {format_cpu_list(self.cores)}" if self.cores else "unknown cores"
-        text = f"{verb} on {where} (exclusive)" if self.exclusive else f"{verb} on shared {where}"
-        if self.load_avg:
-            text += f"; load {self.load_avg[0]:.2f}"
-        text += "; " + (", ".join(_busy_words(b) for b in self.busy_others) + " busy" if self.busy_others
-                        else "nothing else busy")
-        if self.in_flight:
-            text += f"; {self.in_flight} other evaluation{'s' if self.in_flight != 1 else ''} in flight"
-        return text
+def summary(record: HostRecord) -> str:
+    """One line: 'timed on core 3 (exclusive); load 0.40; nothing else busy'."""
+    verb = "timed" if record.window == "timing" else "ran"
+    many = len(record.cores) != 1
+    where = f"core{'s' if many else ''} {format_cpu_list(record.cores)}" if record.cores else "unknown cores"
+    text = f"{verb} on {where} (exclusive)" if record.exclusive else f"{verb} on shared {where}"
+    if record.load_avg:
+        text += f"; load {record.load_avg[0]:.2f}"
+    text += "; " + (", ".join(_busy_words(b) for b in record.busy_others) + " busy" if record.busy_others
+                    else "nothing else busy")
+    if record.in_flight:
+        text += f"; {record.in_flight} other evaluation{'s' if record.in_flight != 1 else ''} in flight"
+    return text
 
 
 def _busy_words(busy: BusyProcess) -> str:
@@ -89,11 +50,11 @@ def notes_for(record: HostRecord | None, clock: str | None) -> list[str]:
     to itself (on a GPU the events time the device; the host line is still worth reading)."""
     if record is None or clock is None:
         return []
-    notes = [record.summary()]
+    notes = [summary(record)]
     interfering = record.interfering
     if clock == "perf-counter" and sum(b.cpu_pct for b in interfering) >= WARN_PCT:
         names = ", ".join(_busy_words(b) for b in interfering)
-        notes.append(f"CPU timing shared its cores with busy processes ({names}): these times are less "
+        notes.append(f"CPU timing {NOISY_HOST} with busy processes ({names}): these times are less "
                      "trustworthy; re-measure on a quiet machine or set timing_cores")
     return notes
 

@@ -1,17 +1,29 @@
 """What verification returns: one verdict per candidate with the evidence a user needs to see why.
 
 These records cross the process boundary (worker → parent → DB), so they are plain dataclasses
-of JSON-friendly values; `to_json()` gives what the `evaluation` table stores.
+of JSON-friendly values; `to_json()` gives their JSON and `from_json` reads it back under the one
+reading policy of stored records (`engine.schema.policy`). The parts an `evaluation` row stores on
+their own (`ConfigResult`, `TimingStats`, `IntegrityFinding`, `KernelLaunch`, `HostRecord`) are
+defined with the row's schema in `engine.schema.evaluation`, where db and the app read them too.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
-from engine.verify.host import HostRecord
+from engine.schema.evaluation import (
+    SAMPLES_KEPT,
+    ConfigResult,
+    HostRecord,
+    IntegrityFinding,
+    KernelLaunch,
+    TimingStats,
+)
+from engine.schema.policy import read_record
+
+__all__ = ["SAMPLES_KEPT", "ConfigResult", "EvaluationResult", "HostRecord", "IntegrityFinding", "KernelLaunch",
+           "TimingStats", "Verdict", "shared_out", "without_profiler_marker"]
 
 
 class Verdict(StrEnum):
@@ -28,87 +40,6 @@ class Verdict(StrEnum):
     @property
     def is_failure(self) -> bool:
         return self not in (Verdict.CORRECT, Verdict.NEEDS_GPU)
-
-
-SAMPLES_KEPT = 256  # trials kept per timing (every k-th in time order): enough for a rank test between runs
-
-
-@dataclass
-class TimingStats:
-    """Per-launch CUDA-event (or host-clock on CPU) times of one callable on one configuration."""
-
-    median_us: float
-    iqr_us: float
-    mean_us: float
-    min_us: float
-    trials: int
-    wall_us: float | None = None  # the judge's own clock per trial (flush included): the cross-check of the events
-    host_us: float | None = None  # older records: host time to issue one call in the worker's own wall loop
-    clock: str = "cuda-events"  # cuda-events | perf-counter
-    unexplained_us: float | None = None  # per trial: judge's clock minus events minus the baseline's loop overhead
-    samples_us: list[float] | None = None  # the trials themselves (thinned to SAMPLES_KEPT), for tests between runs
-
-    @classmethod
-    def from_json(cls, data: dict | None) -> TimingStats | None:
-        return None if data is None else cls(**data)
-
-    @classmethod
-    def from_samples(cls, times_us: list[float], clock: str, wall_us: float | None = None,
-                     unexplained_us: float | None = None) -> TimingStats:
-        step = max(1, math.ceil(len(times_us) / SAMPLES_KEPT))
-        ordered = sorted(times_us)
-        if len(ordered) >= 4:
-            q = statistics.quantiles(ordered, n=4, method="inclusive")
-            iqr = q[2] - q[0]
-        else:
-            iqr = ordered[-1] - ordered[0]
-        return cls(median_us=statistics.median(ordered), iqr_us=iqr, mean_us=statistics.fmean(ordered),
-                   min_us=ordered[0], trials=len(ordered), wall_us=wall_us, clock=clock,
-                   unexplained_us=unexplained_us, samples_us=[round(t, 4) for t in times_us[::step]])
-
-    @property
-    def cv(self) -> float:
-        return self.iqr_us / 1.349 / self.median_us if self.median_us else 0.0
-
-
-@dataclass
-class ConfigResult:
-    name: str
-    hidden: bool
-    ok: bool
-    max_abs_error: float | None = None
-    max_rel_error: float | None = None
-    first_mismatch: str | None = None  # "output 0 at [12, 7]: got 0.5, expected 0.25"
-    message: str = ""
-    candidate: TimingStats | None = None
-    baselines: dict[str, TimingStats] = field(default_factory=dict)  # eager, compile, c-reference, naive-cuda
-    seeds: list[int] = field(default_factory=list)  # the correctness trials' input seeds
-
-    @classmethod
-    def from_json(cls, data: dict) -> ConfigResult:
-        data = dict(data)
-        data["candidate"] = TimingStats.from_json(data.get("candidate"))
-        data["baselines"] = {k: TimingStats.from_json(v) for k, v in (data.get("baselines") or {}).items()}
-        return cls(**data)
-
-
-@dataclass
-class IntegrityFinding:
-    check: str  # e.g. "output-poison", "input-mutation", "result-caching", "kernel-coverage"
-    passed: bool
-    detail: str = ""
-    kind: str = "check"  # check (decides the verdict) | evidence (a static rule the runtime checks decided)
-
-
-@dataclass
-class KernelLaunch:
-    """A GPU kernel the profiler saw while the candidate ran, and its share of the GPU time."""
-
-    name: str
-    calls: int
-    total_us: float
-    share: float
-    own: bool  # compiled from the candidate's source (not a torch/aten kernel)
 
 
 # The range the profiler opens around one call; kineto mirrors it on the GPU, where it is no kernel.
@@ -168,13 +99,8 @@ class EvaluationResult:
 
     @classmethod
     def from_json(cls, data: dict) -> EvaluationResult:
-        data = dict(data)
-        data["verdict"] = Verdict(data["verdict"])
-        data["configs"] = [ConfigResult.from_json(c) for c in data.get("configs", [])]
-        data["integrity"] = [IntegrityFinding(**f) for f in data.get("integrity", [])]
-        data["kernels"] = [KernelLaunch(**k) for k in data.get("kernels", [])]
-        data["host"] = HostRecord.from_json(data.get("host"))
-        return cls(**data)
+        """The record from `to_json`'s form, under `engine.schema.policy` (newer keys ignored, bad values raise)."""
+        return read_record(cls, data)
 
     @property
     def own_kernel_share(self) -> float | None:
