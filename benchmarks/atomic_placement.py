@@ -33,7 +33,7 @@ def build(problem, specs: list, scratch: Path):
     from engine.build.candidate import ERROR_SHIM
     from engine.build.cuda import compile_shared_library
     from engine.settings import get_settings
-    from engine.verify.wire.c_entry import load_entry
+    from engine.wire.c_entry import load_entry
 
     naive = next(i for i in problem.implementations if i.language == "cuda")
     built = compile_shared_library(naive.source + ERROR_SHIM, get_settings().gpu_arch, scratch)
@@ -44,7 +44,7 @@ def build(problem, specs: list, scratch: Path):
 
 def median_us(fn, argv: list, trials: int) -> float:
     """The verifier's own timing loop: CUDA events, L2 flushed before each trial, two warm-up calls."""
-    from engine.verify.wire import timing
+    from engine.wire import timing
 
     policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
                                 floor_trials=trials)
@@ -57,8 +57,8 @@ def placements(slug: str, trials: int, fresh: int) -> list[dict]:
 
     from engine.problems import scan_all
     from engine.problems.c_args import arg_specs
-    from engine.verify.wire.c_entry import placed_copy
-    from engine.verify.wire.c_inputs import make_inputs
+    from engine.wire.c_entry import placed_copy
+    from engine.wire.c_inputs import make_inputs
 
     problem = next(p for p in scan_all().problems if p.slug == slug)
     config = next(c for c in problem.configs if c.name == "large")

@@ -1,7 +1,7 @@
 """KernelBench `load_inline` builds, torch's way and the fast way, on the same candidates in the same run.
 
 Each of N candidates (the varied set in tests/fixtures/load_inline, cycled, each copy made distinct so no
-build is reused) is built by the verifier's prebuild program (`engine.build.fastinline.prebuild`, outside
+build is reused) is built by the verifier's prebuild program (`engine.untrusted.fastinline.prebuild`, outside
 its sandbox) in a fresh process, JOBS at once: once with torch's own load_inline build (`--torch`), once
 with the fast build (on shared precompiled headers warmed first; their one-time cost is reported apart).
 Then, on a GPU, each candidate is loaded from each build in a fresh process and run on the same inputs:
@@ -99,7 +99,7 @@ def build_one(name: str, source: str, way: str, work: Path, arch_list: str, pch:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "candidate.py").write_text(source)
     ext = folder / "ext"
-    argv = [sys.executable, "-m", "engine.build.fastinline.prebuild", str(folder / "candidate.py")]
+    argv = [sys.executable, "-m", "engine.untrusted.fastinline.prebuild", str(folder / "candidate.py")]
     argv += ["--pch", str(pch)] if way == "fast" else ["--torch"]
     started = time.perf_counter()
     done = subprocess.run(argv, env=_env(ext, arch_list), capture_output=True, text=True, timeout=1800)
@@ -124,7 +124,7 @@ def build_all(sources: list[tuple[str, str]], way: str, work: Path, arch_list: s
 
 CHILD = r"""
 import json, sys, types, torch
-from engine.verify.runner import prebuilt
+from engine.untrusted.runner import prebuilt
 prebuilt.install()
 path, out = sys.argv[1], sys.argv[2]
 module = types.ModuleType("candidate"); module.__file__ = path
@@ -228,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    from engine.build.fastinline.shared_header import ensure_header
     from engine.build.inline import load_inline_extras
+    from engine.build.shared_header import ensure_header
 
     work = args.work or Path(tempfile.mkdtemp(prefix="load-inline-bench-"))
     pch = work / "pch"

@@ -32,7 +32,7 @@ def seconds(fn) -> float:
 def measure(mib: int) -> dict:
     import torch
 
-    from engine.verify.wire.shared import SharedRegion, TensorSlot
+    from engine.wire.shared import SharedRegion, TensorSlot
 
     size = mib * 2**20
     half = TensorSlot(0, "float32", [size // 8])

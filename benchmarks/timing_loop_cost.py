@@ -41,8 +41,8 @@ class _Problem:
 def _variant_calls(name: str, problem: _Problem, base_seed: int):
     import torch
 
-    from engine.verify.wire import fresh
-    from engine.verify.wire.inputs import as_list, make_inputs, reuse_buffers, seed_generators
+    from engine.wire import fresh
+    from engine.wire.inputs import as_list, make_inputs, reuse_buffers, seed_generators
 
     make = lambda seed: make_inputs(problem, seed, "cuda")  # noqa: E731
     call = lambda inputs: as_list(torch.relu(*inputs))  # noqa: E731
@@ -65,7 +65,7 @@ def _variant_calls(name: str, problem: _Problem, base_seed: int):
 def measure(shape: tuple[int, int], trials: int, repeats: int) -> dict:
     import torch
 
-    from engine.verify.wire import fresh, timing
+    from engine.wire import fresh, timing
 
     problem = _Problem(shape)
     variants = ["today", "no-refill-copy", "no-snapshot", "both", "sync-every-8", "in-place-draw", "same-inputs"]

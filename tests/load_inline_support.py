@@ -61,7 +61,7 @@ def prebuild(source: str, work: Path, stand_ins: Path, pch: Path | None, fast: b
     path = work / "candidate.py"
     path.write_text(source)
     ext = work / "ext"
-    argv = [sys.executable, "-m", "engine.build.fastinline.prebuild", str(path)]
+    argv = [sys.executable, "-m", "engine.untrusted.fastinline.prebuild", str(path)]
     argv += (["--pch", str(pch)] if pch is not None else []) if fast else ["--torch"]
     done = subprocess.run(argv, env=env_for(ext, stand_ins), capture_output=True, text=True, timeout=900)
     records_file = ext / "builds.jsonl"
@@ -72,8 +72,8 @@ def prebuild(source: str, work: Path, stand_ins: Path, pch: Path | None, fast: b
 LOAD = r"""
 import json, sys, types
 from torch.utils import cpp_extension
-from engine.build.fastinline.torch_flags import ensure_cuda_home
-from engine.verify.runner import prebuilt
+from engine.untrusted.fastinline.torch_flags import ensure_cuda_home
+from engine.untrusted.runner import prebuilt
 ensure_cuda_home()  # a CPU build of torch: CUDA_HOME from nvcc, as the prebuild does
 ran = []
 inner = cpp_extension._run_ninja_build

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.build.fastinline.extension import build_extension
-from engine.build.fastinline.ninja import parse_build_file
-from engine.build.fastinline.split import CannotSplit, split_cuda
 from engine.build.inline import EXTENSIONS_INSIDE, load_inline_extras
 from engine.build.tools import find_tool
-from engine.verify.runner import prebuilt
+from engine.untrusted.fastinline.extension import build_extension
+from engine.untrusted.fastinline.ninja import parse_build_file
+from engine.untrusted.fastinline.split import CannotSplit, split_cuda
+from engine.untrusted.runner import prebuilt
 from tests.load_inline_support import FIXTURES, link_stand_ins, load_as_runner, prebuild
 
 PREFIX = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"  # what torch puts first
@@ -165,7 +165,7 @@ def test_a_build_file_the_fast_build_does_not_take_is_reported_not_raised(tmp_pa
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
     """One shared header for the module (the default flags), and the link stand-ins."""
-    from engine.build.fastinline.shared_header import ensure_header
+    from engine.build.shared_header import ensure_header
 
     root = tmp_path_factory.mktemp("pch")
     first = ensure_header(root)
@@ -176,7 +176,7 @@ def shared(tmp_path_factory):
 @pytest.mark.slow
 @needs_nvcc
 def test_the_shared_header_is_built_once_then_found(shared):
-    from engine.build.fastinline.shared_header import ensure_header
+    from engine.build.shared_header import ensure_header
 
     root, first, _ = shared
     again = ensure_header(root, extra_cflags=[""])  # torch drops empty flags: the same header
@@ -209,7 +209,7 @@ def cuda_library_headers() -> bool:
     of torch lacks c10/cuda's generated macros; ATen/cuda needs cuSPARSE's and cuBLAS's headers)."""
     from torch.utils.cpp_extension import include_paths
 
-    from engine.build.fastinline.torch_flags import ensure_cuda_home
+    from engine.untrusted.fastinline.torch_flags import ensure_cuda_home
 
     ensure_cuda_home()
     try:
@@ -305,7 +305,7 @@ def test_both_builds_give_identical_outputs_on_the_gpu(tmp_path):
 
 
 def test_a_gpu_pool_builds_the_shared_headers_ahead_of_the_first_candidate(tmp_path, monkeypatch):
-    from engine.build.fastinline import shared_header
+    from engine.build import shared_header
     from engine.verify.evaluate import warm_shared_headers
 
     asked: list = []

@@ -119,7 +119,7 @@ def test_ncu_runs_the_candidate_once_inside_the_runners_sandbox(settings, tmp_pa
     assert args[args.index("--clock-control") + 1] == "none" and "--csv" in args
     assert args[args.index("--kernel-name") + 1] == "regex:^(transpose_tiled)\\b"
     target = args[args.index("-m") - 1:]
-    assert target[1:3] == ["-m", "engine.verify.runner.run_once"] and seen["job_existed"]
+    assert target[1:3] == ["-m", "engine.untrusted.runner.run_once"] and seen["job_existed"]
     assert seen["cpu_limit"] == get_settings().worker_cpu_seconds
     assert seen["job"]["config"] == problem.largest_config.name and "seed" in seen["job"]
     env = seen["env"]
@@ -253,7 +253,7 @@ class _LoopingRunner:
         self.calls, self.requests = calls, []
 
     def request(self, op, **fields):
-        from engine.verify.wire.replies import decode
+        from engine.wire.replies import decode
 
         self.requests.append((op, fields))
         return decode(op, {"ok": True, "calls": self.calls})

@@ -159,3 +159,142 @@ def test_the_check_sees_an_import_inside_a_function(tmp_path):
     module = tmp_path / "late.py"
     module.write_text("def f():\n    from engine.settings import get_settings\n    import app.main\n")
     assert _imported_packages(module) == {"engine", "app"}
+
+
+
+# The trust boundary is one folder: everything that runs untrusted code lives in engine/untrusted, which
+# imports only itself and engine/wire (what both sides share), and every sandbox of those programs shows
+# exactly those two folders (engine.sandbox.programs.UNTRUSTED_PACKAGES).
+
+UNTRUSTED, WIRE = "engine.untrusted", "engine.wire"
+
+
+def _imported_modules(path: Path) -> list[str]:
+    """Every absolute module an import in `path` names (`from engine import x` names `engine.x`)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: a relative import would slip past these checks"
+            names += [f"{node.module}.{a.name}" for a in node.names] if node.module == "engine" else [node.module]
+    return names
+
+
+def _within(name: str, *packages: str) -> bool:
+    return any(name == package or name.startswith(f"{package}.") for package in packages)
+
+
+def _reaching_out(folder: Path, allowed: tuple[str, ...]) -> list[str]:
+    """The imports in `folder` of our own code (engine, db, app) outside the `allowed` packages."""
+    return [f"{path.relative_to(folder)}: {name}" for path in sorted(folder.rglob("*.py"))
+            for name in _imported_modules(path) if _within(name, "engine", "db", "app") and not _within(name, *allowed)]
+
+
+def test_the_untrusted_folder_imports_only_itself_and_the_wire():
+    assert _reaching_out(ROOT / "engine" / "untrusted", (UNTRUSTED, WIRE)) == []
+
+
+def test_the_wire_imports_only_itself():
+    assert _reaching_out(ROOT / "engine" / "wire", (WIRE,)) == []
+
+
+def test_the_judge_imports_nothing_from_the_untrusted_folder():
+    judge = ROOT / "engine" / "verify" / "judge"
+    assert [n for p in judge.rglob("*.py") for n in _imported_modules(p) if _within(n, UNTRUSTED)] == []
+
+
+def test_the_boundary_check_sees_an_import_reaching_out_inside_a_function(tmp_path):
+    (tmp_path / "leak.py").write_text("from engine.wire import timing\n\n\ndef f():\n    from engine import settings\n"
+                                      "    import db.models\n")
+    assert _reaching_out(tmp_path, (UNTRUSTED, WIRE)) == ["leak.py: engine.settings", "leak.py: db.models"]
+
+
+def _string_constants(path: Path) -> list[str]:
+    return [node.value for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)]
+
+
+def test_every_untrusted_sandbox_shows_exactly_the_untrusted_folder_and_the_wire():
+    from engine.sandbox.programs import CODE_ROOT, UNTRUSTED_PACKAGES, code_mounts
+
+    assert tuple(name.replace(".", "/") for name in (UNTRUSTED, WIRE)) == UNTRUSTED_PACKAGES
+    assert {m.target for m in code_mounts(UNTRUSTED_PACKAGES)} == {
+        f"{CODE_ROOT}/engine/__init__.py", f"{CODE_ROOT}/engine/untrusted", f"{CODE_ROOT}/engine/wire"}
+    assert _imported_modules(ROOT / "engine" / "__init__.py") == []  # the one file above them imports nothing
+
+
+def test_every_sandboxed_program_of_ours_is_given_one_of_the_named_lists():
+    """What a sandbox shows is spelled once, in engine/sandbox/programs.py: every call that mounts code or
+    sets PYTHONPATH names one of its lists (or None: a compiler, no code of ours), never a tuple of its own."""
+    lists = {"UNTRUSTED_PACKAGES", "JUDGE_PACKAGES"}
+    spelled = []
+    for path in sorted((ROOT / "engine").rglob("*.py")):
+        if path == ROOT / "engine" / "sandbox" / "programs.py":  # where the lists are, and passed along
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            position = 1 if name == "_start" else 0
+            argument = node.args[position] if len(node.args) > position else None
+            if name in {"mounts_for", "python_env", "code_mounts", "_start"} and argument is not None:
+                forwarded = isinstance(argument, ast.Name) and argument.id == "packages" and path.name == "pool.py"
+                if not (forwarded or getattr(argument, "id", None) in lists
+                        or (isinstance(argument, ast.Constant) and argument.value is None)):
+                    spelled.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(argument)}")
+    assert spelled == []
+
+
+def _is_program(module: str) -> bool:
+    """Whether `python -m module` runs something: a package with a `__main__`, or a module that checks
+    `__name__`."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return False
+    origin = Path(spec.origin)
+    if spec.submodule_search_locations:
+        return (origin.parent / "__main__.py").exists()
+    return '__name__ == "__main__"' in origin.read_text()
+
+
+def test_each_sandboxed_program_is_started_with_the_list_of_its_side():
+    """A module that starts a program of engine/untrusted names UNTRUSTED_PACKAGES; one that starts the
+    judge names JUDGE_PACKAGES."""
+    wrong = []
+    for path in sorted((ROOT / "engine").rglob("*.py")):
+        if _within(".".join(path.relative_to(ROOT).with_suffix("").parts), UNTRUSTED):
+            continue
+        names = {node.id for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.Name)}
+        for program in _string_constants(path):
+            for side, needed in ((UNTRUSTED, "UNTRUSTED_PACKAGES"), ("engine.verify.judge", "JUDGE_PACKAGES")):
+                if _within(program, side) and " " not in program and needed not in names and _is_program(program):
+                    wrong.append(f"{path.relative_to(ROOT)}: {program} without {needed}")
+    assert wrong == []
+
+
+def test_every_module_path_spelled_in_a_string_exists():
+    """Programs are started by module path (`python -m …`), looked up by name (`sys.modules.get(…)`, lazy
+    exports) or patched by it (`monkeypatch.setattr("module.name", …)`): a path left behind by a move would
+    fail only when that line runs."""
+    import re
+
+    dotted = re.compile(r"(engine|db|app)(\.[A-Za-z_]\w*)+")
+    missing = []
+    for folder in ("engine", "tests", "benchmarks", "app"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for text in _string_constants(path):
+                if dotted.fullmatch(text) and not (_is_module(text) or _is_module(text.rsplit(".", 1)[0])):
+                    missing.append(f"{path.relative_to(ROOT)}: {text}")
+    assert missing == []
+
+
+def _is_module(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent that is a module, not a package
+        return False

@@ -15,8 +15,8 @@ from engine.problems import BUILTIN_DIR, scan
 from engine.problems.c_args import arg_specs
 from engine.problems.c_call import call_host
 from engine.problems.probe import compile_c_shared, probe_pytorch
-from engine.verify.wire.c_entry import load_entry
-from engine.verify.wire.c_inputs import make_inputs
+from engine.wire.c_entry import load_entry
+from engine.wire.c_inputs import make_inputs
 
 LIBRARY = scan(BUILTIN_DIR)
 PROBLEMS = {p.slug: p for p in LIBRARY.problems}

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from engine.verify.runner.probe_forward import StageFailure, probe_config, run_config
+from engine.untrusted.probe.forward import StageFailure, probe_config, run_config
 
 MATMUL = textwrap.dedent("""
     import torch

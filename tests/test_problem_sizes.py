@@ -9,7 +9,7 @@ import pytest
 
 from engine.problems.derive import WRITTEN, plan_configs
 from engine.problems.sizes import read_sizes
-from engine.verify.wire.reference_module import load_module
+from engine.wire.reference_module import load_module
 
 
 def sizes_of(text: str):

@@ -13,7 +13,7 @@ from engine.problems.library import load_problem
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import Verdict
-from engine.verify.wire.c_entry import ROTATED_BYTES
+from engine.wire.c_entry import ROTATED_BYTES
 from tests.verify_support import verifier_in_fresh_home
 
 N = ROTATED_BYTES // 4 + 4096  # floats: `y` keeps one placement, `total` rotates

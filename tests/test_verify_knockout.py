@@ -7,8 +7,8 @@ import types
 
 import pytest
 
-from engine.verify.runner import knockout
-from engine.verify.wire.replies import REPLIES, MalformedReply, decode
+from engine.untrusted.runner import knockout
+from engine.wire.replies import REPLIES, MalformedReply, decode
 
 
 @pytest.fixture(autouse=True)

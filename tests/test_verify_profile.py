@@ -3,7 +3,7 @@
 from types import SimpleNamespace
 
 from engine.verify.judge.coverage import kernel_launches
-from engine.verify.wire.profiling import MARKER, is_kernel_event
+from engine.wire.profiling import MARKER, is_kernel_event
 
 
 def _event(name: str, device: str) -> SimpleNamespace:

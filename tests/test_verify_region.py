@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from engine.verify.judge.session import RegionCache
-from engine.verify.wire.channel import Channel
-from engine.verify.wire.shared import SharedRegion, TensorSlot
+from engine.wire.channel import Channel
+from engine.wire.shared import SharedRegion, TensorSlot
 
 
 def _pair() -> tuple[Channel, socket.socket]:
@@ -68,7 +68,7 @@ def test_a_region_past_the_file_size_limit_fails_at_its_creation_and_says_why():
 
     code = ("import resource\n"
             "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))\n"
-            "from engine.verify.wire.shared import SharedRegion\n"
+            "from engine.wire.shared import SharedRegion\n"
             "try:\n"
             "    SharedRegion.create(2 << 20, pin=False)\n"
             "except OSError as exc:\n"

@@ -13,9 +13,9 @@ import pytest
 from engine.verify.judge.outcome import Findings, JobFailure, judged
 from engine.verify.judge.session import CandidateError, RunnerMisbehaved, RunnerSession
 from engine.verify.records import Verdict
-from engine.verify.wire import limits
-from engine.verify.wire.channel import Channel, ProtocolError
-from engine.verify.wire.replies import (
+from engine.wire import limits
+from engine.wire.channel import Channel, ProtocolError
+from engine.wire.replies import (
     CallReply,
     ErrorReply,
     MalformedReply,
@@ -167,7 +167,7 @@ def test_a_reply_json_cannot_parse_is_malformed_too():
 
 
 def test_a_tensor_at_a_misaligned_offset_is_refused_as_outside_the_region():
-    from engine.verify.wire.shared import SharedRegion
+    from engine.wire.shared import SharedRegion
 
     session = RunnerSession(Channel(socket.socketpair()[0]), "cpu", region=SharedRegion.create(4096, pin=False))
     reply = decode("call", {"ok": True, "outputs": [{**TENSOR, "offset": 1}]})

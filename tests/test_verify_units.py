@@ -10,15 +10,15 @@ import time
 import pytest
 import torch
 
-from engine.sandbox.programs import is_secret, python_env
+from engine.sandbox.programs import UNTRUSTED_PACKAGES, is_secret, python_env
+from engine.untrusted.runner import audit
+from engine.untrusted.runner.guards import ProcessGuard
 from engine.verify.judge.clock import Block, alternate_blocks, block_plan, corroborate, median_ci
 from engine.verify.judge.correctness import compare, same_values
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, TimingStats, Verdict
-from engine.verify.runner import audit
-from engine.verify.runner.guards import ProcessGuard
-from engine.verify.wire.poison import poison_, poisoned_mask
-from engine.verify.wire.timing import TrialPolicy, measure
+from engine.wire.poison import poison_, poisoned_mask
+from engine.wire.timing import TrialPolicy, measure
 
 
 def test_matching_outputs_pass_with_their_errors_reported():
@@ -162,7 +162,7 @@ def test_worker_environment_is_an_allow_list_without_secrets(monkeypatch):
                         "GITHUB_TOKEN": "t", "MY_SECRET": "s", "PGPASSWORD": "p", "CUDA_HOME": "/usr/local/cuda",
                         "LD_LIBRARY_PATH": "/usr/local/nvidia/lib64"}.items():
         monkeypatch.setenv(name, value)
-    env = python_env(("engine/verify/runner",), OPENAI_API_KEY="sneaked-in", EXTRA="1")
+    env = python_env(UNTRUSTED_PACKAGES, OPENAI_API_KEY="sneaked-in", EXTRA="1")
     assert not {"OPENAI_API_KEY", "REFINERY_DATABASE_URL", "GITHUB_TOKEN", "MY_SECRET", "PGPASSWORD", "HOME"} & set(env)
     assert env["CUDA_HOME"] == "/usr/local/cuda" and env["LD_LIBRARY_PATH"].startswith("/usr/local/nvidia")
     assert env["EXTRA"] == "1" and "sk-x" not in str(env)
@@ -249,11 +249,11 @@ def test_judge_and_runner_time_c_calls_on_the_same_placements_and_values_in_the_
     same offsets, rotating through the same placements across blocks, on the same fresh values: every call
     a new rotation of the drawn inputs, its `inout` arrays restored to their rotated values and its outputs
     poisoned before it, untimed."""
+    from engine.untrusted.runner.c_candidate import CCandidate
     from engine.verify.judge.c_judge import CJudge
-    from engine.verify.runner.c_candidate import CCandidate
-    from engine.verify.wire.c_entry import PLACEMENT_PERIOD, PLACEMENTS, ROTATED_BYTES, placement_residue
-    from engine.verify.wire.c_inputs import made_inputs
-    from engine.verify.wire.c_timing import values_of_call
+    from engine.wire.c_entry import PLACEMENT_PERIOD, PLACEMENTS, ROTATED_BYTES, placement_residue
+    from engine.wire.c_inputs import made_inputs
+    from engine.wire.c_timing import values_of_call
 
     big = ROTATED_BYTES // 4 + 1  # floats: one array past the rotation threshold keeps a single placement
     args = [CArgSpec("n", "int", False, "in", value=1000), CArgSpec("x", "float", True, "out", big),
@@ -309,8 +309,8 @@ def test_judge_and_runner_time_c_calls_on_the_same_placements_and_values_in_the_
 
 
 def test_fresh_calls_give_every_call_new_values_in_the_same_tensors_and_keep_each_output():
-    from engine.verify.wire.fresh import FreshCalls, kept_digests, trial_seed
-    from engine.verify.wire.inputs import reuse_buffers
+    from engine.wire.fresh import FreshCalls, kept_digests, trial_seed
+    from engine.wire.inputs import reuse_buffers
 
     def make(seed: int) -> list:
         generator = torch.Generator().manual_seed(seed)
@@ -333,7 +333,7 @@ def test_fresh_calls_give_every_call_new_values_in_the_same_tensors_and_keep_eac
 
 
 def test_the_output_digest_follows_every_bit_and_is_the_same_on_every_side():
-    from engine.verify.wire.fresh import digest
+    from engine.wire.fresh import digest
 
     x = torch.randn(1000)
     same = x.clone()
@@ -350,7 +350,7 @@ def test_the_output_digest_follows_every_bit_and_is_the_same_on_every_side():
 
 
 def test_seeding_the_generators_directly_draws_what_torch_manual_seed_draws():
-    from engine.verify.wire.inputs import seed_generators
+    from engine.wire.inputs import seed_generators
 
     torch.manual_seed(1234)
     expected = (torch.randn(8), torch.rand(3), torch.randint(0, 9, (4,)))

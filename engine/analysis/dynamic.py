@@ -2,7 +2,7 @@
 
 A run calls this for each correct candidate when a GPU is present. The candidate (already built
 and cached by the verification) is written to a `run_once` folder, and `ncu ... python -m
-engine.verify.runner.run_once FOLDER` runs inside a runner's sandbox (its namespaces, its seccomp
+engine.untrusted.runner.run_once FOLDER` runs inside a runner's sandbox (its namespaces, its seccomp
 filter, its limits, no secrets, no data folder), under a hard time budget that ends the sandbox
 with everything in it. Only the candidate's own kernels are profiled, one launch each. Every
 failure (no ncu, counters refused, a fault under the profiler, the budget) comes back as an

@@ -71,7 +71,7 @@ def run_c(problem, impl, config, calls: int) -> None:
 def run_pytorch(problem, impl, config, calls: int) -> None:
     import torch
 
-    from engine.verify.wire.reference_module import load_module
+    from engine.wire.reference_module import load_module
 
     reference = load_module(problem.reference_source, dict(config.params), str(problem.reference_path))
     candidate = types.ModuleType("candidate")

@@ -2,8 +2,10 @@
 
 Offers `build_candidate` (one candidate: cubins + ptxas logs, .so files, load_inline folders),
 `build_many` (many, on every CPU core), `language_of`, and the lower-level `compile_cubin`,
-`compile_shared_library`, `compile_c_library`; `fastinline` is the fast load_inline build. Nothing here
-needs a GPU. Exports load lazily: the prebuild sandbox sees `fastinline` alone, not the rest.
+`compile_shared_library`, `compile_c_library`; `inline` prepares load_inline candidates and starts their
+sandboxed prebuild (its programs and the fast build live in `engine.untrusted.fastinline`), and
+`shared_header` keeps the precompiled headers that build shares. Nothing here needs a GPU. Exports load
+lazily, so importing the package pulls in nothing heavy.
 """
 
 from __future__ import annotations

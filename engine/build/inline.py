@@ -4,7 +4,7 @@ torch's own load_inline build takes about a minute (it compiles torch's headers 
 each candidate gets its own TORCH_EXTENSIONS_DIR named by a hash of its source, arch and torch version
 (a later load finds the build there); on a GPU machine the build runs ahead of the runner in a
 sandboxed CPU process (`prebuild`), so the GPU is not idle while it compiles; that build is the fast one
-of `engine.build.fastinline` (torch's headers precompiled once per flag set and shared, the kernels
+of `engine.untrusted.fastinline` (torch's headers precompiled once per flag set and shared, the kernels
 compiled without them), with torch's own build wherever the fast one cannot; and analysis cubins are
 compiled from the device code alone (`device_only_source`), which takes a second instead of a minute.
 """
@@ -21,13 +21,12 @@ import sysconfig
 from pathlib import Path
 
 from engine.build.cuda import content_key
-from engine.build.fastinline.split import TORCH_TOKENS as _TORCH_TOKENS
 from engine.python_ast import parse as parse_python
+from engine.untrusted.fastinline.split import TORCH_TOKENS as _TORCH_TOKENS
 
 PREBUILD_TIMEOUT_S = 900
 EXTENSIONS_INSIDE = "/refinery/ext"  # the runner shows a candidate's build at this same path
 PCH_INSIDE = "/refinery/pch"  # the shared precompiled headers, read-only in the prebuild
-PREBUILD_PACKAGES = ("engine/verify/runner", "engine/verify/wire", "engine/build/fastinline")
 _TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](torch|ATen|c10|pybind11|Python)[^>\"]*[>\"].*$", re.M)
 
 
@@ -156,7 +155,7 @@ def load_inline_extras(source: str) -> list[tuple[tuple[str, ...], tuple[str, ..
 def build_records(ext_dir: Path) -> list[dict]:
     """What the prebuild wrote about each extension it built: which path built it, in how long, and why
     the fast build did not where it did not."""
-    from engine.build.fastinline.prebuild import RECORDS
+    from engine.untrusted.fastinline.prebuild import RECORDS
 
     try:
         lines = (Path(ext_dir) / RECORDS).read_text().splitlines()
@@ -170,17 +169,17 @@ def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
              pch_root: Path | None = None) -> tuple[bool, str]:
     """Run the candidate module once in a sandboxed CPU-only process so its load_inline builds land in
     `ext_dir`, which the sandbox sees at the path the runner will later see it at (torch's build files
-    hold absolute paths). With `fast`, the extensions are built by `engine.build.fastinline` on the
+    hold absolute paths). With `fast`, the extensions are built by `engine.untrusted.fastinline` on the
     shared headers under `pch_root` (built first, outside the candidate's sandbox, when missing)."""
     from engine.sandbox import JobLimits, Mount, SandboxSpec, boundary, run, scratch_inside
     from engine.sandbox import scratch as scratch_folders
-    from engine.sandbox.programs import hidden_roots, mounts_for, python_env
+    from engine.sandbox.programs import UNTRUSTED_PACKAGES, hidden_roots, mounts_for, python_env
 
     ext_dir.mkdir(parents=True, exist_ok=True)
     where = boundary()
     header_notes = []
     if fast and pch_root is not None:
-        from engine.build.fastinline.shared_header import ensure_header
+        from engine.build.shared_header import ensure_header
 
         for cflags, includes in load_inline_extras(source) or [((), ())]:
             header = ensure_header(pch_root, cflags, includes)
@@ -193,16 +192,16 @@ def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
         spec = SandboxSpec(argv=[], scratch=folder, hidden=hidden_roots(), role="build", limits=limits)
         inside = scratch_inside(spec, where)
         extensions = EXTENSIONS_INSIDE if where.namespaced else str(ext_dir)
-        program = "engine.build.fastinline.prebuild" if fast else "engine.verify.runner.prebuild"
+        program = "engine.untrusted.fastinline.prebuild" if fast else "engine.untrusted.fastinline.torch_prebuild"
         spec.argv = [sys.executable, "-m", program, f"{inside}/candidate.py"]
-        spec.mounts = [*mounts_for(PREBUILD_PACKAGES, where)] + (
+        spec.mounts = [*mounts_for(UNTRUSTED_PACKAGES, where)] + (
             [Mount(ext_dir, EXTENSIONS_INSIDE, writable=True)] if where.namespaced else [])
         if fast and pch_root is not None:
             Path(pch_root).mkdir(parents=True, exist_ok=True)
             spec.argv += ["--pch", PCH_INSIDE if where.namespaced else str(pch_root)]
             spec.mounts += [Mount(Path(pch_root), PCH_INSIDE)] if where.namespaced else []
-        code = python_env(PREBUILD_PACKAGES, where)["PYTHONPATH"]
-        spec.env = python_env(PREBUILD_PACKAGES, where, PYTHONPATH=os.pathsep.join([code, *_parser_roots()]),
+        code = python_env(UNTRUSTED_PACKAGES, where)["PYTHONPATH"]
+        spec.env = python_env(UNTRUSTED_PACKAGES, where, PYTHONPATH=os.pathsep.join([code, *_parser_roots()]),
                               TORCH_EXTENSIONS_DIR=extensions,
                               TORCH_CUDA_ARCH_LIST=torch_arch_list(arch), CUDA_VISIBLE_DEVICES="",
                               MAX_JOBS=str(max(1, os.cpu_count() or 1)))

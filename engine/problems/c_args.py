@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.verify.wire.c_inputs import ArgSpec
+from engine.wire.c_inputs import ArgSpec
 
 
 def arg_specs(problem, config) -> list[ArgSpec]:

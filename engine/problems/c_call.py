@@ -1,10 +1,10 @@
-"""Calls a compiled C entry point (loaded with `engine.verify.wire.c_entry.load_entry`) on host arrays."""
+"""Calls a compiled C entry point (loaded with `engine.wire.c_entry.load_entry`) on host arrays."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from engine.verify.wire.c_inputs import ArgSpec
+from engine.wire.c_inputs import ArgSpec
 
 
 def call_host(function, specs: list[ArgSpec], values: dict) -> None:

@@ -2,7 +2,7 @@
 odd batch, because a single shape invites shape specialisation.
 
 Only the batch changes; everything the file computes from it follows when the module loads
-(`engine.verify.wire.reference_module`). A derived configuration is our invention, not the user's, so
+(`engine.wire.reference_module`). A derived configuration is our invention, not the user's, so
 when the file cannot run at it (BatchNorm in training mode needs more than one value per channel) the
 next choice is tried, and if none runs it is dropped with the reason; the file's own sizes must run.
 """

@@ -31,11 +31,11 @@ def compile_c_shared(source: Path, out: Path, extra: tuple[str, ...] = ()):
 
 
 def _probe(files: dict[str, bytes], argv_tail: list[str], timeout_s: float) -> tuple[dict | None, str]:
-    """(the probe's JSON result, or None with why) for `python -m engine.verify.runner.probe ARGS` in a
+    """(the probe's JSON result, or None with why) for `python -m engine.untrusted.probe ARGS` in a
     sandbox whose scratch folder holds `files`; `{scratch}` in ARGS is that folder's path inside."""
     from engine.sandbox import JobLimits, SandboxSpec, boundary, run, scratch_inside
     from engine.sandbox import scratch as scratch_folders
-    from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
+    from engine.sandbox.programs import UNTRUSTED_PACKAGES, hidden_roots, mounts_for, python_env
 
     where = boundary()
     limits = JobLimits(memory_mb=16384, processes=128, cpu_seconds=int(timeout_s) * 2)
@@ -45,10 +45,10 @@ def _probe(files: dict[str, bytes], argv_tail: list[str], timeout_s: float) -> t
             (folder / name).write_bytes(content)
         spec = SandboxSpec(argv=[], scratch=folder, hidden=hidden_roots(), role="probe", limits=limits)
         inside = scratch_inside(spec, where)
-        spec.argv = [sys.executable, "-m", "engine.verify.runner.probe",
+        spec.argv = [sys.executable, "-m", "engine.untrusted.probe",
                      *[a.replace("{scratch}", inside) for a in argv_tail]]
-        spec.mounts = mounts_for(RUNNER_PACKAGES, where)
-        spec.env = python_env(RUNNER_PACKAGES, where, CUDA_VISIBLE_DEVICES="")
+        spec.mounts = mounts_for(UNTRUSTED_PACKAGES, where)
+        spec.env = python_env(UNTRUSTED_PACKAGES, where, CUDA_VISIBLE_DEVICES="")
         done = run(spec, timeout_s=timeout_s)
     finally:
         scratch_folders.remove(folder)

@@ -1,7 +1,7 @@
 """Probes many imported PyTorch files at their configurations in one warm sandbox.
 
 Importing torch costs seconds; a KernelBench level is a hundred files. So one sandboxed server
-(`engine.verify.runner.probe_serve`) imports torch once and forks a child per file; here we feed it a
+(`engine.untrusted.probe.serve`) imports torch once and forks a child per file; here we feed it a
 file per free core and collect the answers. Each file has its own time limit, which the server enforces
 by killing that child; memory and processes are bounded for the whole job by the sandbox's JobLimits.
 Should the server itself die or fall silent (a file that kills its parent), it is restarted and the
@@ -128,16 +128,16 @@ class ProbeSession:
 
     def _start(self) -> _Server:
         from engine.sandbox import JobLimits, SandboxSpec, boundary, spawn
-        from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
+        from engine.sandbox.programs import UNTRUSTED_PACKAGES, hidden_roots, mounts_for, python_env
 
         where = boundary()
         limits = JobLimits(memory_mb=self.memory_mb, processes=256, cpu_seconds=int(self.timeout_s) * 2 + 120)
         folder = scratch_folders.make("probe-server", quota_mb=limits.scratch_mb)
-        spec = SandboxSpec(argv=[sys.executable, "-m", "engine.verify.runner.probe", "--serve",
+        spec = SandboxSpec(argv=[sys.executable, "-m", "engine.untrusted.probe", "--serve",
                                  str(self.memory_mb)], scratch=folder, hidden=hidden_roots(), role="probe",
                            limits=limits)
-        spec.mounts = mounts_for(RUNNER_PACKAGES, where)
-        spec.env = python_env(RUNNER_PACKAGES, where, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
+        spec.mounts = mounts_for(UNTRUSTED_PACKAGES, where)
+        spec.env = python_env(UNTRUSTED_PACKAGES, where, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
         try:
             job = spawn(spec, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, where=where)
         except BaseException:

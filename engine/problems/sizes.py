@@ -3,7 +3,7 @@
 A configuration sets the sizes the file writes as plain numbers or arithmetic on numbers
 (`N = 2048 * 2`); a size computed from others (`dim = N * 2`, `input_shape = (batch_size, 3, 224, 224)`)
 is left to the file, which recomputes it when the module loads at the configured sizes
-(`engine.verify.wire.reference_module`). Only literal arithmetic is evaluated, with simpleeval: a call,
+(`engine.wire.reference_module`). Only literal arithmetic is evaluated, with simpleeval: a call,
 an attribute or an unknown name makes a statement unreadable, and what depends on it too.
 """
 

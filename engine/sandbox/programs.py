@@ -1,10 +1,13 @@
 """Our own Python programs inside a sandbox: which part of the source tree each may see, and the
 environment it gets (an allow-list: nothing is inherited unless named here).
 
-A runner sees only `engine/verify/runner` and `engine/verify/wire` (plus the package files above
-them), mounted under `/refinery/code`: not the judge, not the settings, not the problem library's
-solutions. Where the machine has no namespaces the programs import from the repository itself, and
-the boundary's notes say so.
+One list per kind of sandbox, read off the layout: every program that runs untrusted code (the
+candidate runner, the problem probes, the load_inline prebuild and its header job) lives in
+`engine/untrusted` and sees only that folder and `engine/wire` (plus `engine/__init__.py`), mounted
+under `/refinery/code`: not the judge, not the settings, not the problem library's solutions. The
+judge runs problem code too but is the trusted decider, and sees the engine (`JUDGE_PACKAGES`). Where
+the machine has no namespaces the programs import from the repository itself, and the boundary's notes
+say so.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ PASSTHROUGH = ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "NVIDIA_DRIVER_CAPAB
                "LANG", "LC_ALL", "TZ")
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|DATABASE_URL|^REFINERY_|^AWS_|^PG",
                          re.IGNORECASE)
-RUNNER_PACKAGES = ("engine/verify/runner", "engine/verify/wire")
+UNTRUSTED = "engine/untrusted"  # everything that runs untrusted code, and nothing else
+WIRE = "engine/wire"  # what both sides of the boundary share
+UNTRUSTED_PACKAGES = (UNTRUSTED, WIRE)  # what every sandbox of an untrusted program shows
+JUDGE_PACKAGES = ("engine",)  # the judge: the trusted decider, sandboxed because it runs problem code
 
 
 def is_secret(name: str) -> bool:
@@ -33,8 +39,6 @@ def is_secret(name: str) -> bool:
 def code_mounts(packages: tuple[str, ...]) -> list[Mount]:
     """The named packages of this source tree, with the `__init__` files above them, under CODE_ROOT."""
     files: dict[str, Path] = {}
-    if "engine" not in packages:
-        files["engine/lazy_exports.py"] = REPO_ROOT / "engine" / "lazy_exports.py"
     for package in packages:
         parts = Path(package).parts
         for i in range(1, len(parts)):

@@ -96,7 +96,7 @@ def run_self_check(data_folder: Path | None = None, timeout_s: float = 60.0) -> 
     """Start a probe as the runner and as a problem probe are started, and check what each saw."""
     from engine.sandbox import JobLimits, SandboxSpec, boundary, run
     from engine.sandbox import scratch as scratch_folders
-    from engine.sandbox.programs import REPO_ROOT, RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
+    from engine.sandbox.programs import REPO_ROOT, UNTRUSTED_PACKAGES, hidden_roots, mounts_for, python_env
 
     where = boundary()
     secret = f"REFINERY_SELFCHECK_KEY_{uuid.uuid4().hex[:8]}"
@@ -121,8 +121,8 @@ def run_self_check(data_folder: Path | None = None, timeout_s: float = 60.0) -> 
                 (folder / "probe.py").write_text(PROBE)
                 spec = SandboxSpec(argv=[sys.executable, "probe.py", json.dumps(plan)], scratch=folder,
                                    hidden=hidden_roots(*hidden), role=who.replace(" ", "-"), limits=limits,
-                                   mounts=mounts_for(RUNNER_PACKAGES, where),
-                                   env=python_env(RUNNER_PACKAGES, where, **({"CUDA_VISIBLE_DEVICES": ""}
+                                   mounts=mounts_for(UNTRUSTED_PACKAGES, where),
+                                   env=python_env(UNTRUSTED_PACKAGES, where, **({"CUDA_VISIBLE_DEVICES": ""}
                                                                           if who != "runner" else {})))
                 done = run(spec, timeout_s=timeout_s)
                 lines = done.stdout.decode("utf-8", "replace").strip().splitlines()

@@ -1,8 +1,9 @@
 """Verify: judging candidates, with the judge standing outside the candidate.
 
 The layout is the trust boundary. `judge/` is the trusted side (inputs from seeds, the reference,
-comparisons, the clock, the verdict); `runner/` is what runs inside a candidate's sandbox and
-imports nothing from the trusted side; `wire/` is all the two share. Around them, in this folder:
+comparisons, the clock, the verdict); the runner it talks to is in `engine/untrusted/runner` (what runs
+inside a candidate's sandbox, importing nothing from the trusted side) and `engine/wire` is all the two
+share. Around the judge, in this folder:
 `evaluate` / `evaluate_many` (candidate source → one `EvaluationResult`; `Verifier.evaluate_stream` takes
 candidates as they arrive and builds each at once), `pool` (the sandboxed processes), `prepare` (the job),
 `static_rules`, the result `records`, their `storage` as rows and the `report`.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from engine.verify.wire.parsing import parse as parse_python
+from engine.wire.parsing import parse as parse_python
 
 
 def missing_entry(kind: str, source: str, entry: str | None = None, *, parse: bool = True) -> str | None:

@@ -72,7 +72,7 @@ def warm_shared_headers(root: Path) -> threading.Thread:
     """Build the precompiled torch headers load_inline candidates share, beside the pool's start and off
     its path: otherwise the first such candidate waits for them (about 35 s on the H200 machine)."""
     def warm() -> None:
-        from engine.build.fastinline.shared_header import warm_headers
+        from engine.build.shared_header import warm_headers
 
         try:
             for header in warm_headers(root):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from engine.sandbox import JobLimits, Mount, SandboxRun, SandboxSpec, boundary, run, scratch_inside
-from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
+from engine.sandbox.programs import UNTRUSTED_PACKAGES, hidden_roots, mounts_for, python_env
 
 EXTENSIONS_INSIDE = "/refinery/ext"
 
@@ -19,7 +19,7 @@ EXTENSIONS_INSIDE = "/refinery/ext"
 def run_once_spec(folder: Path, *, prefix: list[str] = (), limits: JobLimits | None = None, gpu: bool = True,
                   read_only: list[Path] = (), hidden: list[Path] = (), env: dict[str, str] | None = None
                   ) -> SandboxSpec:
-    """The sandbox for `[*prefix, python -m engine.verify.runner.run_once FOLDER]`."""
+    """The sandbox for `[*prefix, python -m engine.untrusted.runner.run_once FOLDER]`."""
     where = boundary()
     ext = Path(folder) / "ext"
     ext.mkdir(exist_ok=True)
@@ -27,10 +27,10 @@ def run_once_spec(folder: Path, *, prefix: list[str] = (), limits: JobLimits | N
                        read_only=list(read_only), hidden=hidden_roots(*hidden), role="profile")
     inside = scratch_inside(spec, where)
     extensions = EXTENSIONS_INSIDE if where.namespaced else str(ext)
-    spec.argv = [*prefix, sys.executable, "-m", "engine.verify.runner.run_once", inside]
-    spec.mounts = [*mounts_for(RUNNER_PACKAGES, where)] + ([Mount(ext, EXTENSIONS_INSIDE, writable=True)]
+    spec.argv = [*prefix, sys.executable, "-m", "engine.untrusted.runner.run_once", inside]
+    spec.mounts = [*mounts_for(UNTRUSTED_PACKAGES, where)] + ([Mount(ext, EXTENSIONS_INSIDE, writable=True)]
                                                            if where.namespaced else [])
-    spec.env = python_env(RUNNER_PACKAGES, where, TORCH_EXTENSIONS_DIR=extensions,
+    spec.env = python_env(UNTRUSTED_PACKAGES, where, TORCH_EXTENSIONS_DIR=extensions,
                           CUPY_CACHE_DIR=f"{inside}/cupy", TRITON_CACHE_DIR=f"{inside}/triton", **(env or {}))
     return spec
 

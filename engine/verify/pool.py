@@ -35,12 +35,12 @@ from engine.sandbox import scratch as scratch_folders
 from engine.sandbox.accounting import open_job_meters
 from engine.sandbox.launch import sweep_leftovers
 from engine.sandbox.output import Bounded, Drain
-from engine.sandbox.programs import RUNNER_PACKAGES, hidden_roots, mounts_for, python_env
+from engine.sandbox.programs import JUDGE_PACKAGES, UNTRUSTED_PACKAGES, hidden_roots, mounts_for, python_env
 from engine.verify.cores import CoreReservation, SlotCores
 from engine.verify.host import HostRecord, HostWatch
 from engine.verify.judge.job import Job
 from engine.verify.records import EvaluationResult
-from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
+from engine.wire.channel import Channel, ChannelClosed, ProtocolError
 
 STARTUP_TIMEOUT_S = 300.0
 RUNNER_START_TRIES = 3  # warm runners tried for one job before the job fails as the verifier's
@@ -239,7 +239,7 @@ class RunnerProcess(_Sandboxed):
         if pinned:
             env["OMP_NUM_THREADS"] = str(len(cores.timing))
         try:
-            self._start([sys.executable, "-m", "engine.verify.runner", "--device", device], RUNNER_PACKAGES,
+            self._start([sys.executable, "-m", "engine.untrusted.runner", "--device", device], UNTRUSTED_PACKAGES,
                         config.limits, device == "cuda", env,
                         [Mount(self.ext, EXTENSIONS_INSIDE, writable=True)] if namespaced else [],
                         {"CUPY_CACHE_DIR": "cupy", "TRITON_CACHE_DIR": "triton",
@@ -260,7 +260,7 @@ class JudgeProcess(_Sandboxed):
         super().__init__(config, "judge", gpu)
         self.jobs = 0
         self._start([sys.executable, "-m", "engine.verify.judge", *([] if device == "cuda" else ["--cpu"])],
-                    ("engine",), config.judge_limits, device == "cuda", {}, [],
+                    JUDGE_PACKAGES, config.judge_limits, device == "cuda", {}, [],
                     {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"},
                     cpus=cores.timing if cores is not None and cores.pinned else None)
 

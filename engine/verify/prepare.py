@@ -20,7 +20,7 @@ from engine.build.inline import torch_arch_list
 from engine.problems.c_args import arg_specs
 from engine.problems.model import Config, Problem
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
-from engine.verify.wire.randomness import draws_random_numbers
+from engine.wire.randomness import draws_random_numbers
 
 CPU_TIMING_MAX_BYTES = 64 * 2**20  # on a CPU, time the largest configuration up to this many bytes
 CPU_TIMING_MAX_FLOPS = 5e8  # … and this much work (a naive C loop runs ~1 GFLOP/s: a call of under a second)
@@ -209,7 +209,7 @@ RUN_ONCE_LIBRARY = "built.so"
 
 def write_run_once_folder(problem: Problem, source: str, language: str, folder: Path, *, config: str | None = None,
                           repeats: int = 5, device: str = "cuda") -> Path:
-    """Build the candidate and fill `folder` with what `python -m engine.verify.runner.run_once FOLDER`
+    """Build the candidate and fill `folder` with what `python -m engine.untrusted.runner.run_once FOLDER`
     takes (ncu wraps that process): `job.json` (the runner's view of the candidate, one configuration,
     a seed), and the candidate's library or its load_inline build."""
     from engine.settings import get_settings

@@ -8,7 +8,7 @@ import torch
 
 TARGET = "outputs"
 
-channel = os.sys.modules.get("engine.verify.wire.channel")
+channel = os.sys.modules.get("engine.wire.channel")
 if channel is not None:
     real_send = channel.Channel.send
 

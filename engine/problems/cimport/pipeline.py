@@ -4,7 +4,7 @@ gather the files (`sources`) → preprocess and parse (`preprocess`) → find th
 (`program`) → plan configurations (`configs`) → run the program at each, stopped at its kernel
 (`capture`) → translate its initialisation (`numpy_init`) → write reference.c, inputs.py, the CUDA port
 and problem.toml (`reference`, `inputs_module`, `cuda_port`, `writer`) → run the written problem as the
-harness will, in the sandbox (`engine.verify.runner.probe --c-check`): its inputs against the program's
+harness will, in the sandbox (`engine.untrusted.probe --c-check`): its inputs against the program's
 own, its reference against the program's own kernel, its outputs finite on every check's inputs → compile
 the port with nvcc. Each step that fails says which argument, configuration or construct and why.
 """
@@ -266,7 +266,7 @@ def _build(source: str, what: str, extra: tuple[str, ...] = ()) -> bytes:
 
 
 def _check(problem: Problem, runs) -> dict:
-    """The written problem run as the harness will, in the sandbox (engine.verify.runner.probe --c-check), beside
+    """The written problem run as the harness will, in the sandbox (engine.untrusted.probe --c-check), beside
     its twin built to round otherwise (`engine.problems.cimport.rounding`)."""
     from engine.problems.probe import _probe
 

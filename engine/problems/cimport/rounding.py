@@ -4,7 +4,7 @@ A GPU compiler contracts `a * b + c` into one fused multiply-add, and a parallel
 the reference is built with neither (`cc -O3`: x86-64 has no FMA instruction without `-mfma`, and C forbids
 reordering sums). So the import builds the reference a second time, from the same text, differing only in
 rounding (`TWIN_FLAGS`: contraction into FMA where this CPU has it, and reassociated sums), and the check runs
-both on the same inputs, the program's own and each check's (`engine.verify.runner.probe._drift`). Where their
+both on the same inputs, the program's own and each check's (`engine.untrusted.probe.problem._drift`). Where their
 outputs differ beyond the problem's tolerance, no candidate can be judged there as the problem stands: a correct
 one that rounds otherwise is as far from the reference as a wrong one. The import says so in one line
 (`rounding_warning`) and marks those configurations (`Config.rounding_sensitive`), and an `incorrect` verdict on

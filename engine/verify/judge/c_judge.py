@@ -26,11 +26,11 @@ from engine.verify.judge.outcome import JobFailure, JobState, failure_result, fi
 from engine.verify.judge.reveal import REVEALS_PER_BLOCK, Answer, Reveals
 from engine.verify.judge.session import RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
-from engine.verify.wire import timing
-from engine.verify.wire.c_entry import load_entry
-from engine.verify.wire.c_inputs import ArgSpec, made_inputs
-from engine.verify.wire.c_timing import CTimedCalls, values_of_call
-from engine.verify.wire.fresh import ring_trials
+from engine.wire import timing
+from engine.wire.c_entry import load_entry
+from engine.wire.c_inputs import ArgSpec, made_inputs
+from engine.wire.c_timing import CTimedCalls, values_of_call
+from engine.wire.fresh import ring_trials
 
 REFERENCE_CACHE_BYTES = 8 * 2**30
 REFERENCE_TIMING_US = 2e6  # host-clock budget for the C reference beside a GPU candidate, after one warm-up call

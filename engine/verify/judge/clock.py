@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from engine.verify.judge import meters
 from engine.verify.judge.session import RunnerMisbehaved, RunnerSession, float_list
-from engine.verify.wire.fresh import timed_block
+from engine.wire.fresh import timed_block
 
 CLAIM_ALLOWANCE = {"cuda-events": 0.25, "perf-counter": 0.5}  # of the claimed time per trial: drift between
 # blocks; on a CPU the host clock also counts the moments the process was not running

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.verify.wire.inputs import as_list
-from engine.verify.wire.poison import poisoned_mask
+from engine.wire.inputs import as_list
+from engine.wire.poison import poisoned_mask
 
 UNIT_ROUNDOFF = {torch.float32: 2.0**-24, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float64: 2.0**-53}
 ORDER_SCALE = 8.0  # honest-rounding units allowed: a serial fp32 sum over K = 131072 was off by 0.4 of one

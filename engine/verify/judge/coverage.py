@@ -13,7 +13,7 @@ calls itself, unless the problem allows them.
 from __future__ import annotations
 
 from engine.verify.records import KernelLaunch, shared_out
-from engine.verify.wire.profiling import TRIVIAL_OPS
+from engine.wire.profiling import TRIVIAL_OPS
 
 MIN_OWN_SHARE = 0.30  # only where dependence could not be tested (no own launch went through the wrappers)
 MAX_REFERENCE_WORK = 0.5  # of the reference's own GPU time, done by foreign kernels while calling its ops

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from engine.verify.wire.candidate import CandidateSpec, ConfigCall
+from engine.wire.candidate import CandidateSpec, ConfigCall
 
 MODES = ("evaluate", "run_once", "info")
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.verify.wire.inputs import as_list, clone_all, make_inputs, seed_generators
-from engine.verify.wire.randomness import draws_random_numbers
-from engine.verify.wire.reference_module import load_module
+from engine.wire.inputs import as_list, clone_all, make_inputs, seed_generators
+from engine.wire.randomness import draws_random_numbers
+from engine.wire.reference_module import load_module
 
 EXPECTED_CACHE_BYTES = 16 * 2**30
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from engine.verify.judge.correctness import compare
 from engine.verify.judge.outcome import Findings
 from engine.verify.judge.session import RunnerMisbehaved, RunnerSession
-from engine.verify.wire.fresh import digest
+from engine.wire.fresh import digest
 
 REVEALS_PER_TIMING = 6  # checked calls a timing: a candidate skipping a fifth of its calls is caught with a
 # probability of 1 - 0.8**6 = 0.74, one skipping half with 0.98, and skipping gains only what it skips. Spread over

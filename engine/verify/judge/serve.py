@@ -64,7 +64,7 @@ class Judge:
         from engine.verify.judge.session import RunnerLost, RunnerMisbehaved, RunnerSession
         from engine.verify.judge.torch_judge import TorchJudge
         from engine.verify.records import EvaluationResult, Verdict
-        from engine.verify.wire.channel import Channel
+        from engine.wire.channel import Channel
 
         session = RunnerSession(Channel.from_fd(runner_fd), job.device, cache=self.regions, meter=meter)
         session.kept_back = {c.name: job.hidden_call(c.name) for c in job.configs if c.hidden}
@@ -121,7 +121,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     from engine.verify.judge.job import Job
-    from engine.verify.wire.channel import Channel, ChannelClosed
+    from engine.wire.channel import Channel, ChannelClosed
 
     fd = int(argv[argv.index("--fd") + 1])
     control = Channel.from_fd(fd)

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import torch
 
 from engine.verify.judge.meters import Meter
-from engine.verify.wire.channel import Channel, ChannelClosed, ProtocolError
-from engine.verify.wire.replies import ErrorReply, MalformedReply, Reply, TensorSlot, ValueSlot, decode
-from engine.verify.wire.shared import SharedRegion, aligned
-from engine.verify.wire.shared import TensorSlot as RegionSlot
+from engine.wire.channel import Channel, ChannelClosed, ProtocolError
+from engine.wire.replies import ErrorReply, MalformedReply, Reply, TensorSlot, ValueSlot, decode
+from engine.wire.shared import SharedRegion, aligned
+from engine.wire.shared import TensorSlot as RegionSlot
 
 
 class RunnerLost(Exception):  # noqa: N818 - the runner process is gone: an outcome, not a bug

@@ -23,10 +23,10 @@ from engine.verify.judge.reference import Expected, ReferenceFailure, TorchRefer
 from engine.verify.judge.reveal import Answer, Reveals
 from engine.verify.judge.session import CandidateError, Returned, RunnerLost, RunnerMisbehaved, RunnerSession
 from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
-from engine.verify.wire import timing
-from engine.verify.wire.fresh import FreshCalls, ring_trials, trial_seed
-from engine.verify.wire.inputs import as_list, reuse_buffers
-from engine.verify.wire.profiling import profile_call
+from engine.wire import timing
+from engine.wire.fresh import FreshCalls, ring_trials, trial_seed
+from engine.wire.inputs import as_list, reuse_buffers
+from engine.wire.profiling import profile_call
 
 TF32_FLAGS = ("allow_tf32", "float32_matmul_precision")
 PLAIN_TENSOR_CLASSES = ("Tensor", "Parameter")

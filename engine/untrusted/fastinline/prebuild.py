@@ -1,5 +1,5 @@
-"""`python -m engine.build.fastinline.prebuild FILE [--pch DIR] [--torch]`: the verifier's load_inline
-prebuild (`engine.verify.runner.prebuild`: run the candidate's module once, inside its sandbox, so its
+"""`python -m engine.untrusted.fastinline.prebuild FILE [--pch DIR] [--torch]`: the verifier's load_inline
+prebuild (`engine.untrusted.fastinline.torch_prebuild`: run the candidate's module once, inside its sandbox, so its
 extensions build into TORCH_EXTENSIONS_DIR) with each extension built by the fast build, torch's own
 build where the fast one cannot; with `--torch`, torch's build alone (timed the same way, for comparison).
 
@@ -19,16 +19,16 @@ import sys
 import time
 from pathlib import Path
 
-from engine.build.fastinline.extension import FastBuild
-from engine.build.fastinline.hook import BuildRecord, install
-from engine.build.fastinline.torch_flags import ensure_cuda_home
+from engine.untrusted.fastinline.extension import FastBuild
+from engine.untrusted.fastinline.hook import BuildRecord, install
+from engine.untrusted.fastinline.torch_flags import ensure_cuda_home
 
 RECORDS = "builds.jsonl"
 
 
 def record(entry: BuildRecord, fast: FastBuild | None, folder: Path) -> None:
     """Log one extension's build: a JSON line beside the builds, a line on stderr, a stamp if fast-built."""
-    from engine.verify.runner.prebuilt import write_stamp
+    from engine.untrusted.runner.prebuilt import write_stamp
 
     if entry.path == "fast" and entry.ok and fast is not None:
         write_stamp(folder, fast.route, fast.seconds)
@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
         install_timing()
     else:
         install(args.pch, record)
-    from engine.verify.runner.prebuild import main as run_candidate
+    from engine.untrusted.fastinline.torch_prebuild import main as run_candidate
 
     return run_candidate([args.path])
 

@@ -1,4 +1,4 @@
-"""`python -m engine.verify.runner.probe --serve MEMORY_MB`: probes many imported files in one sandbox, torch
+"""`python -m engine.untrusted.probe --serve MEMORY_MB`: probes many imported files in one sandbox, torch
 imported once.
 
 Requests come on stdin, one JSON line each: `{"id", "filename", "source", "configs": [{"name", "params"}],
@@ -45,8 +45,8 @@ def _warm() -> float:
     started = time.perf_counter()
     import torch
 
-    from engine.verify.runner.probe_forward import OpCounter
-    from engine.verify.runner.probe_rnn import rnn_on_meta
+    from engine.untrusted.probe.forward import OpCounter
+    from engine.untrusted.probe.rnn import rnn_on_meta
 
     with torch.device("meta"):
         model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Flatten(),
@@ -78,7 +78,7 @@ def _child(request: dict, folder: Path, reply_fd: int) -> None:
         import torch
 
         torch.set_num_threads(max(1, int(request.get("threads", 1))))
-        from engine.verify.runner.probe_forward import probe_file
+        from engine.untrusted.probe.forward import probe_file
 
         progress_path = folder / "progress"
 

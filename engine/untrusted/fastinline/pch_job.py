@@ -1,4 +1,4 @@
-"""`python -m engine.build.fastinline.pch_job OUT [--extra-cflags JSON] [--extra-include-paths JSON]`:
+"""`python -m engine.untrusted.fastinline.pch_job OUT [--extra-cflags JSON] [--extra-include-paths JSON]`:
 build the shared precompiled header for torch's main.cpp flags with these extras into OUT/<key>/.
 
 Runs in a sandbox of its own (the extras are a candidate's strings, handed to a compiler) and never runs
@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from engine.build.fastinline.pch import HEADER, HEADER_TEXT, header_command, pch_key
-from engine.build.fastinline.torch_flags import torch_build_plan
+from engine.untrusted.fastinline.pch import HEADER, HEADER_TEXT, header_command, pch_key
+from engine.untrusted.fastinline.torch_flags import torch_build_plan
 
 
 def main(argv: list[str]) -> int:

@@ -1,4 +1,4 @@
-"""`python -m engine.verify.runner.prebuild FILE`: run a load_inline candidate's module once so its
+"""`python -m engine.untrusted.fastinline.torch_prebuild FILE`: run a load_inline candidate's module once so its
 extensions build into TORCH_EXTENSIONS_DIR, ahead of the GPU and inside the sandbox (it is the
 candidate's own code that runs). Errors after the builds are ignored: only the build products
 matter here; the runner reports real load errors. Exit status 3 means a build failed.

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import torch
 
-from engine.verify.runner.failures import CandidateFailure, from_exception, plain
-from engine.verify.wire.c_entry import load_entry, placed_copy
-from engine.verify.wire.c_inputs import ArgSpec, made_inputs
-from engine.verify.wire.c_timing import CTimedCalls
-from engine.verify.wire.candidate import CandidateSpec
-from engine.verify.wire.fresh import outputs_at, timed_block
-from engine.verify.wire.poison import poison_
+from engine.untrusted.runner.failures import CandidateFailure, from_exception, plain
+from engine.wire.c_entry import load_entry, placed_copy
+from engine.wire.c_inputs import ArgSpec, made_inputs
+from engine.wire.c_timing import CTimedCalls
+from engine.wire.candidate import CandidateSpec
+from engine.wire.fresh import outputs_at, timed_block
+from engine.wire.poison import poison_
 
 _perf_counter = time.perf_counter
 

@@ -18,7 +18,7 @@ import time
 import traceback
 from pathlib import Path
 
-from engine.verify.runner import knockout
+from engine.untrusted.runner import knockout
 
 MAX_ARTIFACT_BYTES = 2 * 2**30  # the candidate's library or its load_inline build, as a tar
 
@@ -27,8 +27,8 @@ def _place(region, outputs: list, inputs: list) -> tuple[list, list, str | None]
     """Copy tensors into the shared region: (output slots, input slots, error if they do not fit)."""
     import torch
 
-    from engine.verify.wire.limits import NAME_CHARS
-    from engine.verify.wire.shared import aligned, dtype_name
+    from engine.wire.limits import NAME_CHARS
+    from engine.wire.shared import aligned, dtype_name
 
     slots_out, slots_in, offset = [], [], 0
 
@@ -56,8 +56,8 @@ def _place(region, outputs: list, inputs: list) -> tuple[list, list, str | None]
 
 
 def _guard_report(guard) -> list[str]:
-    from engine.verify.runner import audit
-    from engine.verify.wire.limits import EVIDENCE_CHARS, EVIDENCE_ITEMS
+    from engine.untrusted.runner import audit
+    from engine.wire.limits import EVIDENCE_CHARS, EVIDENCE_ITEMS
 
     patched, flags, threads = guard.check()
     report = [f"replaced {name}" for name in patched] + [f"changed {flag}" for flag in flags]
@@ -67,7 +67,7 @@ def _guard_report(guard) -> list[str]:
 
 def _bounded(error: dict) -> dict:
     """A failure report within the judge's limits (wire.limits): a long message is cut, not refused."""
-    from engine.verify.wire.limits import MESSAGE_CHARS, NAME_CHARS, TRACEBACK_CHARS
+    from engine.wire.limits import MESSAGE_CHARS, NAME_CHARS, TRACEBACK_CHARS
 
     cut = {"message": MESSAGE_CHARS, "syntax_message": MESSAGE_CHARS, "stage": NAME_CHARS, "exception": NAME_CHARS}
     for key, chars in cut.items():
@@ -79,9 +79,9 @@ def _bounded(error: dict) -> dict:
 
 
 def serve(channel, scratch: Path, device: str) -> int:
-    from engine.verify.runner.failures import CandidateFailure
-    from engine.verify.runner.guards import ProcessGuard
-    from engine.verify.wire.candidate import CandidateSpec
+    from engine.untrusted.runner.failures import CandidateFailure
+    from engine.untrusted.runner.guards import ProcessGuard
+    from engine.wire.candidate import CandidateSpec
 
     message, payload, _ = channel.receive(max_payload=MAX_ARTIFACT_BYTES)
     if message.get("op") != "job":
@@ -89,14 +89,14 @@ def serve(channel, scratch: Path, device: str) -> int:
     spec = CandidateSpec.from_json(message["spec"])
     spec.device = device if spec.device == "cuda" else spec.device
     if spec.kind == "pytorch":
-        from engine.verify.runner.torch_candidate import EXTENSIONS_ROOT, TorchCandidate
+        from engine.untrusted.runner.torch_candidate import EXTENSIONS_ROOT, TorchCandidate
 
         if payload and spec.extensions_name:
             _unpack_extensions(payload, EXTENSIONS_ROOT)
         guard = ProcessGuard()
         candidate = TorchCandidate(spec, scratch, guard, EXTENSIONS_ROOT)
     else:
-        from engine.verify.runner.c_candidate import CCandidate
+        from engine.untrusted.runner.c_candidate import CCandidate
 
         guard = ProcessGuard()
         candidate = CCandidate(spec, scratch, payload)
@@ -138,7 +138,7 @@ def serve(channel, scratch: Path, device: str) -> int:
 
 
 def _dispatch(op: str, request: dict, candidate, fds: list[int], region):
-    from engine.verify.wire.shared import SharedRegion
+    from engine.wire.shared import SharedRegion
 
     if op == "region":
         if region is not None:
@@ -220,7 +220,7 @@ def warm_up(device: str) -> dict:
 
             kernel = cupy.RawKernel('extern "C" __global__ void warm(float* x) { x[threadIdx.x] += 1.f; }', "warm")
             kernel((1,), (32,), (probe.data_ptr(),))  # NVRTC and the driver's module loading, ahead of time
-        from engine.verify.wire.profiling import profile_call
+        from engine.wire.profiling import profile_call
 
         profile_call(lambda: torch.relu(probe), True)  # the profiler's first start (CUPTI) costs a second
         torch.cuda.synchronize()
@@ -229,8 +229,8 @@ def warm_up(device: str) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    from engine.verify.runner import audit
-    from engine.verify.wire.channel import Channel, ChannelClosed
+    from engine.untrusted.runner import audit
+    from engine.wire.channel import Channel, ChannelClosed
 
     fd = int(argv[argv.index("--fd") + 1])
     device = argv[argv.index("--device") + 1] if "--device" in argv else "cpu"

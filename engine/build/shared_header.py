@@ -2,8 +2,9 @@
 
 `ensure_header` is called by the trusted side (before a candidate's prebuild, or when a pool warms up):
 it returns at once when the header for those extra flags exists, else builds it in a sandboxed
-`pch_job` (no candidate code runs there) into a staging folder and renames it into place, under a lock
-so that sixteen candidates asking at once build it once. Builds see the root read-only.
+`engine.untrusted.fastinline.pch_job` (no candidate code runs there) into a staging folder and renames
+it into place, under a lock so that sixteen candidates asking at once build it once. Builds see the root
+read-only.
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.build.fastinline.pch import HEADER
 from engine.build.inline import torch_version
+from engine.untrusted.fastinline.pch import HEADER
 
 PCH_TIMEOUT_S = 900
-PCH_PACKAGE = "engine/build/fastinline"
 STAGING_INSIDE = "/refinery/pch-out"
 COMMON_EXTRAS: tuple[tuple[str, ...], ...] = ((), ("-O3",))  # what nearly every KernelBench candidate passes
 
@@ -78,7 +78,7 @@ def _build(root: Path, extras: str, extra_cflags: Sequence[str], extra_include_p
            timeout_s: float) -> HeaderResult:
     from engine.sandbox import JobLimits, Mount, SandboxSpec, boundary, run
     from engine.sandbox import scratch as scratch_folders
-    from engine.sandbox.programs import hidden_roots, mounts_for, python_env
+    from engine.sandbox.programs import UNTRUSTED_PACKAGES, hidden_roots, mounts_for, python_env
 
     where = boundary()
     staging = Path(tempfile.mkdtemp(prefix="staging-", dir=root))
@@ -88,14 +88,14 @@ def _build(root: Path, extras: str, extra_cflags: Sequence[str], extra_include_p
     try:
         out = STAGING_INSIDE if where.namespaced else str(staging)
         spec = SandboxSpec(
-            argv=[sys.executable, "-m", "engine.build.fastinline.pch_job", out,
+            argv=[sys.executable, "-m", "engine.untrusted.fastinline.pch_job", out,
                   "--extra-cflags", json.dumps(list(extra_cflags)),
                   "--extra-include-paths", json.dumps(list(extra_include_paths))],
             scratch=scratch, hidden=hidden_roots(), role="build",
             limits=limits,
-            mounts=[*mounts_for((PCH_PACKAGE,), where)] + (
+            mounts=[*mounts_for(UNTRUSTED_PACKAGES, where)] + (
                 [Mount(staging, STAGING_INSIDE, writable=True)] if where.namespaced else []),
-            env=python_env((PCH_PACKAGE,), where))
+            env=python_env(UNTRUSTED_PACKAGES, where))
         done = run(spec, timeout_s=timeout_s)
         log = (done.stdout + done.stderr).decode("utf-8", "replace")
         report = next((json.loads(line) for line in reversed(log.splitlines()) if line.startswith("{")), None)

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.build.fastinline.ninja import TorchBuild, parse_build_file
+from engine.untrusted.fastinline.ninja import TorchBuild, parse_build_file
 
 STUB_CUDA = "__global__ void refinery_stub_kernel() {}\n"
 

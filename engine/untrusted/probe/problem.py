@@ -1,17 +1,16 @@
-"""`python -m engine.verify.runner.probe FILE PARAMS_JSON [--forward]`: an imported problem's own code,
+"""`python -m engine.untrusted.probe FILE PARAMS_JSON [--forward]`: an imported problem's own code,
 run once inside the sandbox to prove it works: its module at one configuration's sizes, get_inputs,
 get_init_inputs, the Model, optionally its forward (for real, on the CPU). `--c LIBRARY ENTRY` instead
 loads a compiled C reference and looks its entry point up (loading a library runs its constructors: also
 hostile until proven otherwise). `--c-check FOLDER` runs an imported C program's problem as the harness
 will: its inputs.py and its reference at every configuration (`probe_c_check`). Prints one JSON line;
 the caller (engine.problems.probe) turns failure into a message that names the file. `--serve MEMORY_MB`
-probes many files, torch imported once (`probe_serve`).
+probes many files, torch imported once (`engine.untrusted.probe.serve`).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from pathlib import Path
 def probe_pytorch(path: str, params: dict, run_forward: bool) -> dict:
     import torch
 
-    from engine.verify.wire.reference_module import load_module
+    from engine.wire.reference_module import load_module
 
     stage = "loading the file"
     try:
@@ -149,7 +148,7 @@ def probe_c_check(folder: str) -> dict:
 
     import numpy as np
 
-    from engine.verify.wire.c_inputs import NUMPY_TYPES, ArgSpec, make_inputs
+    from engine.wire.c_inputs import NUMPY_TYPES, ArgSpec, make_inputs
 
     base = Path(folder)
     spec = json.loads((base / "spec.json").read_text())
@@ -234,7 +233,7 @@ def probe_c_check(folder: str) -> dict:
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "--serve":
-        from engine.verify.runner.probe_serve import serve
+        from engine.untrusted.probe.serve import serve
 
         return serve(int(argv[1]) if len(argv) > 1 else 0)
     if argv and argv[0] == "--c":
@@ -246,6 +245,3 @@ def main(argv: list[str]) -> int:
     print(json.dumps(result), flush=True)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

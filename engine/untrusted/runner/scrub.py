@@ -12,7 +12,7 @@ import functools
 
 import torch
 
-from engine.verify.wire.poison import POISON_BYTE
+from engine.wire.poison import POISON_BYTE
 
 
 @functools.cache

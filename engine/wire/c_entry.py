@@ -24,7 +24,7 @@ import ctypes
 import numpy as np
 import torch
 
-from engine.verify.wire.c_inputs import NUMPY_TYPES, ArgSpec
+from engine.wire.c_inputs import NUMPY_TYPES, ArgSpec
 
 SCALARS = {"int": ctypes.c_int, "long": ctypes.c_long, "float": ctypes.c_float, "double": ctypes.c_double}
 PLACEMENT_PERIOD = 65536

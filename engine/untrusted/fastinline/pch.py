@@ -3,7 +3,7 @@ by every candidate's host compile (`-include <folder>/torch_extension.h`, where 
 
 A folder per key (a hash of the compiler, its version and the flags without the extension's name,
 which torch's headers never read), under a cache root that builds see read-only: only
-`engine.build.fastinline.pch_job`, which runs no candidate code, writes one. gcc checks a header it is
+`engine.untrusted.fastinline.pch_job`, which runs no candidate code, writes one. gcc checks a header it is
 handed against the compile's own flags and ignores it (`-Winvalid-pch` says so) where they differ, so a
 stale or mismatched header costs time, never correctness.
 """

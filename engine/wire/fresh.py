@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 
 import torch
 
-from engine.verify.wire import timing
-from engine.verify.wire.inputs import seed_generators
+from engine.wire import timing
+from engine.wire.inputs import seed_generators
 
 SEED_STRIDE = 1_000_003  # trial seeds of one timing: far from the correctness seeds and from each other
 RING_BYTES = {"cuda": 8 * 2**30, "cpu": 2**30}  # outputs kept per block, at most (a block is sized to fit)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.build.fastinline.extension import FastBuild, build_extension
+from engine.untrusted.fastinline.extension import FastBuild, build_extension
 
 
 @dataclass(frozen=True)

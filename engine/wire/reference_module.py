@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import types
 
-from engine.verify.wire.parsing import parse
+from engine.wire.parsing import parse
 
 
 def _value_node(value) -> ast.expr:

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import torch
 
-from engine.verify.runner import audit, prebuilt
-from engine.verify.runner.failures import from_exception, plain
-from engine.verify.runner.guards import ProcessGuard
-from engine.verify.runner.scrub import scrub_free_blocks
-from engine.verify.wire.candidate import CandidateSpec
-from engine.verify.wire.fresh import FreshCalls, outputs_at, timed_block
-from engine.verify.wire.inputs import as_list, make_inputs, reuse_buffers, seed_generators
-from engine.verify.wire.profiling import profile_call
-from engine.verify.wire.reference_module import load_module
+from engine.untrusted.runner import audit, prebuilt
+from engine.untrusted.runner.failures import from_exception, plain
+from engine.untrusted.runner.guards import ProcessGuard
+from engine.untrusted.runner.scrub import scrub_free_blocks
+from engine.wire.candidate import CandidateSpec
+from engine.wire.fresh import FreshCalls, outputs_at, timed_block
+from engine.wire.inputs import as_list, make_inputs, reuse_buffers, seed_generators
+from engine.wire.profiling import profile_call
+from engine.wire.reference_module import load_module
 
 _perf_counter = time.perf_counter
 EXTENSIONS_ROOT = "/refinery/ext"  # where load_inline builds live, the same path in the build's sandbox

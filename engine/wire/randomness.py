@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 
-from engine.verify.wire.parsing import parse
+from engine.wire.parsing import parse
 
 _DRAWS = re.compile(r"dropout|bernoulli|multinomial|rrelu|\brand(n|int|perm|_like|n_like)?\s*\(|normal_\s*\(|"
                     r"uniform_\s*\(|exponential_\s*\(|\bpoisson\s*\(", re.IGNORECASE)

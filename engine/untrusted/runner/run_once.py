@@ -1,6 +1,6 @@
-"""`python -m engine.verify.runner.run_once FOLDER`: one candidate, one configuration, N calls, no checks.
+"""`python -m engine.untrusted.runner.run_once FOLDER`: one candidate, one configuration, N calls, no checks.
 
-The profiler wraps this process (`ncu ... python -m engine.verify.runner.run_once /scratch`), inside the
+The profiler wraps this process (`ncu ... python -m engine.untrusted.runner.run_once /scratch`), inside the
 same sandbox as a runner, so it does only what the kernels need: load the candidate the way the runner
 does, make the inputs of the job's seed, call once to warm up (JIT compiles, lazy loads), then
 `repeats` calls inside an NVTX range named `run_once` (`ncu --nvtx --nvtx-include "run_once/"`
@@ -29,16 +29,16 @@ def _nvtx(torch, push: bool) -> None:
 
 
 def _candidate(folder: Path, plan: dict):
-    from engine.verify.runner.guards import ProcessGuard
-    from engine.verify.wire.candidate import CandidateSpec
+    from engine.untrusted.runner.guards import ProcessGuard
+    from engine.wire.candidate import CandidateSpec
 
     spec = CandidateSpec.from_json(plan["spec"])
     if spec.kind == "pytorch":
-        from engine.verify.runner.torch_candidate import TorchCandidate
+        from engine.untrusted.runner.torch_candidate import TorchCandidate
 
         extensions = os.environ.get("TORCH_EXTENSIONS_DIR") or str(folder / "ext")
         return TorchCandidate(spec, folder, ProcessGuard(), extensions)
-    from engine.verify.runner.c_candidate import CCandidate
+    from engine.untrusted.runner.c_candidate import CCandidate
 
     return CCandidate(spec, folder, (folder / "built.so").read_bytes())  # prepare.RUN_ONCE_LIBRARY
 
@@ -70,7 +70,7 @@ def run(folder: Path) -> dict:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m engine.verify.runner.run_once FOLDER", file=sys.stderr)
+        print("usage: python -m engine.untrusted.runner.run_once FOLDER", file=sys.stderr)
         return 2
     folder = Path(argv[0])
     try:

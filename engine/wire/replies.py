@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from engine.verify.wire import limits as bounds
-from engine.verify.wire.shared import DTYPES
+from engine.wire import limits as bounds
+from engine.wire.shared import DTYPES
 
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[StrictInt, Field(ge=0)]

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from engine.verify.wire.c_entry import PlacementCycle, timing_placements
-from engine.verify.wire.fresh import on_one_thread, snapshot, trial_seed
-from engine.verify.wire.poison import poison_
+from engine.wire.c_entry import PlacementCycle, timing_placements
+from engine.wire.fresh import on_one_thread, snapshot, trial_seed
+from engine.wire.poison import poison_
 
 
 def shift_of(base_seed: int, call: int, size: int) -> int:

@@ -22,7 +22,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
-from engine.verify.runner.probe_rnn import rnn_on_meta
+from engine.untrusted.probe.rnn import rnn_on_meta
 
 # Ops that only move, copy or create data: no arithmetic in a roofline's sense.
 MOVEMENT_OPS = frozenset({
@@ -143,7 +143,7 @@ def run_config(source: str, filename: str, params: dict, mode: str,
     """One configuration; raises StageFailure with the stage that failed. `mode`: "meta" (everything on
     meta tensors), "meta-call" (the model built on the CPU, then moved to meta for the call: for a
     constructor that reads values), or "cpu" (a real call)."""
-    from engine.verify.wire.reference_module import load_module
+    from engine.wire.reference_module import load_module
 
     module = _stage("loading the file", progress, lambda: load_module(source, params, filename=filename))
     for name in ("Model", "get_inputs", "get_init_inputs"):

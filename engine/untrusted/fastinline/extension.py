@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.build.fastinline import pch
-from engine.build.fastinline.ninja import TorchBuild, UnsupportedBuild, read_build
-from engine.build.fastinline.split import LAUNCHER, CannotSplit, SplitSource, split_cuda
+from engine.untrusted.fastinline import pch
+from engine.untrusted.fastinline.ninja import TorchBuild, UnsupportedBuild, read_build
+from engine.untrusted.fastinline.split import LAUNCHER, CannotSplit, SplitSource, split_cuda
 
 COMPILE_TIMEOUT_S = 600
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)", re.M)

@@ -1,5 +1,0 @@
-import sys
-
-from engine.verify.runner.serve import main
-
-sys.exit(main(sys.argv[1:]))
