@@ -31,7 +31,7 @@ from engine.analysis.record import StaticReport
 from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint, RooflineRecord, roofline_point
 from engine.feedback.model import FeedbackRecord, Finding
 from engine.problems import get_problem
-from engine.stored import RooflineEntry, configs_of, roofline_entries, timing_entries
+from engine.store.diagnostics import RooflineEntry, configs_of, roofline_entries, timing_entries
 from engine.verify.records import Verdict
 
 # --- event watcher ----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem
-from engine.reward import unified_reward
+from engine.reward.score import unified_reward
 from engine.sandbox import JobLimits, boundary
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
@@ -92,7 +92,7 @@ def world(tmp_path_factory):
     monkeypatch.setenv("PGPASSWORD", DB_PASSWORD)
     get_settings.cache_clear()
     settings = get_settings()
-    from engine.verify.storage import store_evaluation
+    from engine.store.evaluation import store_evaluation
 
     stored = EvaluationResult(Verdict.INCORRECT, "stored before the attacks")
     store_evaluation(stored, problem_slug="relu-small", source="x", language="python",

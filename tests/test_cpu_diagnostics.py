@@ -4,9 +4,9 @@ diagnosis."""
 
 from __future__ import annotations
 
-from engine.pipeline import outcome_of
 from engine.problems import get_problem
 from engine.propose.base import Proposal
+from engine.runs.pipeline import outcome_of
 from engine.settings import get_settings
 from engine.verify.records import ConfigResult, EvaluationResult, Verdict
 

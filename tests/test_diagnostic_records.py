@@ -20,9 +20,9 @@ from engine.analysis.ncu_record import NcuRecord, ncu_record
 from engine.analysis.record import StaticReport
 from engine.analysis.roofline import Bottleneck, Classification, RooflineRecord, roofline_point
 from engine.feedback.model import FeedbackRecord, Finding
-from engine.outcome import RoundOutcome
-from engine.reward import unified_reward
-from engine.stored import candidate_diagnostics, configs_of
+from engine.reward.score import unified_reward
+from engine.store.diagnostics import candidate_diagnostics, configs_of
+from engine.store.outcome import RoundOutcome
 from engine.verify.records import EvaluationResult, Verdict
 
 RECORDED = Path(__file__).resolve().parents[1] / "assets" / "recorded"

@@ -12,9 +12,9 @@ import pytest
 from engine.analysis.dynamic import profile_candidate
 from engine.analysis.energy import EnergyRecord
 from engine.analysis.static import analyse_candidate
-from engine.pipeline import outcome_of
 from engine.problems import get_problem
 from engine.propose.base import Proposal
+from engine.runs.pipeline import outcome_of
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import Verdict

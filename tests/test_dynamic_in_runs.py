@@ -16,10 +16,10 @@ import pytest
 from engine.analysis.energy import EnergyMeasurement, EnergyRecord, EnergyUnavailable
 from engine.analysis.ncu import NcuProfile
 from engine.analysis.ncu_record import NcuRecord, ncu_record
-from engine.database import use_settings_database
 from engine.problems import get_problem
 from engine.propose.base import Proposal
 from engine.settings import get_settings
+from engine.store.database import use_settings_database
 from engine.verify.judge import energy as judge_energy
 from engine.verify.judge.outcome import JobState
 from engine.verify.records import EvaluationResult, Verdict
@@ -177,7 +177,7 @@ def _correct_result(problem, device: str = "NVIDIA H200", energy: dict | None = 
 
 
 def _outcome(problem, impl, result, profile: bool = True):
-    from engine.pipeline import outcome_of
+    from engine.runs.pipeline import outcome_of
 
     proposal = Proposal(impl.source, impl.language, "library", impl.name)
     return outcome_of(problem, proposal, result, get_settings(), profile=profile)
@@ -221,7 +221,7 @@ def test_nothing_is_profiled_without_a_gpu_or_a_correct_candidate(settings, tmp_
 
 
 def test_a_profiler_crash_is_a_reason_not_a_lost_round(settings, monkeypatch):
-    import engine.pipeline as pipeline
+    import engine.runs.pipeline as pipeline
 
     def explode(*_args, **_kwargs):
         raise OSError("disk full")

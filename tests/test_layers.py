@@ -41,7 +41,7 @@ def _python_files(*parts: str) -> list[Path]:
 
 
 SCHEMA = "engine.schema"  # the leaf record schema every layer may read
-STORE = ("engine/verify/storage.py",)  # maps EvaluationResult to and from the evaluation row
+STORE = ("engine/store/evaluation.py",)  # maps EvaluationResult to and from the evaluation row
 
 
 def _outside_schema(name: str) -> bool:

@@ -15,8 +15,8 @@ from db.models import Diagnostic
 from db.session import session_scope
 from engine.build.cuda import content_key
 from engine.problems import get_problem
-from engine.recorded import load_recorded
 from engine.settings import get_settings
+from engine.store.recorded import load_recorded
 from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, TimingStats, Verdict
 from tests.benchmark_scripts import load_benchmark
 

@@ -22,7 +22,7 @@ from engine.analysis.roofline import achieved, attainable
 from engine.problems import Problem
 from engine.rank.best import best_by_step
 from engine.rank.pooled import PooledContext
-from engine.stored import RooflineEntry, TimingEntry
+from engine.store.diagnostics import RooflineEntry, TimingEntry
 
 MAX_POINTS = 2500
 MAX_TREE_NODES = 1200

@@ -3,7 +3,7 @@
 A file analysed on its own has no problem, so `SourceFile` stands where the problem stands in a
 run: a name, the element type its kernels take, one configuration made of the sizes given, and
 the minimum bytes its host code moves (cudaMemcpy sizes, unless an expression is given). The rest
-is the run's own path, as `engine.pipeline.outcome_of` takes it for every candidate:
+is the run's own path, as `engine.runs.pipeline.outcome_of` takes it for every candidate:
 `analyse_candidate` (the sandboxed nvcc build, never run), then `build_diagnostics`, `run_tools`
 and `render_feedback`.
 """
@@ -268,7 +268,7 @@ def analyse_file(source: str | bytes, name: str = "input.cu", *, arch: str | Non
     static.notes.extend(f"{given}: the file defines it as {own[given].body}; the compiled code keeps that, the "
                         f"launch and the estimates use the given {value}" for given, value in sizes.items()
                         if given in own)
-    # the run's path from here on (engine.pipeline.outcome_of): diagnostics, the tools, the feedback text
+    # the run's path from here on (engine.runs.pipeline.outcome_of): diagnostics, the tools, the feedback text
     result.diagnostics = build_diagnostics(static=static, problem=stand_in)
     result.findings = run_tools(result.diagnostics)
     result.feedback = render_feedback(result.findings, result.diagnostics)

@@ -1,5 +1,5 @@
 """`refinery device ceilings`: the built-in roofline table, and on a GPU the measured ceilings stored;
-`refinery analyze FILE.cu`: the static report of any CUDA file (`analyze_command`)."""
+`refinery analyze FILE.cu`: the static report of any CUDA file (`engine.cli.analyze`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import typer
 from rich.table import Table
 
 from engine.analysis import devices
-from engine.analysis.analyze_command import analyze
-from engine.cli_output import cli_console
+from engine.cli.analyze import analyze
+from engine.cli.output import cli_console
 
 console = cli_console()
 device_app = typer.Typer(help="GPU ceilings for the roofline.", no_args_is_help=True)

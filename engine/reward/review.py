@@ -8,7 +8,7 @@ cheat's reward. The decision, who made it, when and why are stored with the eval
 from __future__ import annotations
 
 from db.evaluations import FlagRow, apply_flag_review, get_flag
-from engine.reward import clear_held_speed, rejected_reward
+from engine.reward.score import clear_held_speed, rejected_reward
 
 
 def review_flag(evaluation_id: int, decision: str, reviewer: str, note: str = "") -> FlagRow:

@@ -10,9 +10,9 @@ from engine.analysis.ncu_record import NcuRecord
 from engine.analysis.record import StaticReport
 from engine.analysis.roofline import RooflineRecord
 from engine.feedback.model import FeedbackRecord, Finding
-from engine.reward import RewardBreakdown
+from engine.reward.score import RewardBreakdown
+from engine.store.evaluation import evaluation_row as stored_evaluation_row
 from engine.verify.records import EvaluationResult
-from engine.verify.storage import evaluation_row as stored_evaluation_row
 
 
 @dataclass
@@ -34,7 +34,7 @@ class RoundOutcome:
         return row
 
     def diagnostic_rows(self) -> list[Diagnostic]:
-        """One row per diagnostic kind, each holding its record's JSON (`engine.stored` reads them back)."""
+        """One row per diagnostic kind, each holding its record's JSON (`engine.store.diagnostics` reads them back)."""
         rows = []
         for kind, record in (("static", self.static), ("roofline", self.roofline), ("ncu", self.ncu),
                              ("energy", self.energy)):

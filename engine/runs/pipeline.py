@@ -19,15 +19,15 @@ from engine.analysis.record import StaticReport
 from engine.analysis.roofline import RooflineRecord
 from engine.analysis.static import analyse_candidate
 from engine.feedback import build_diagnostics, render_feedback, run_tools
-from engine.outcome import RoundOutcome
 from engine.problems.model import Problem
 from engine.propose.base import Proposal
-from engine.reward import no_reward, unified_reward
-from engine.scale import make_pool
+from engine.reward.score import no_reward, unified_reward
 from engine.settings import Settings, get_settings
+from engine.store.outcome import RoundOutcome
 from engine.verify.evaluate import Verifier
 from engine.verify.prepare import TimingOptions
 from engine.verify.records import EvaluationResult, Verdict
+from engine.verify.scale import make_pool
 
 log = logging.getLogger(__name__)
 

@@ -27,9 +27,9 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
     """Verify a candidate: build, correctness on every configuration (hidden ones too), integrity, timing."""
     from engine.build.candidate import language_of
     from engine.problems import get_problem
-    from engine.scale import make_pool
     from engine.verify.evaluate import VerifyOptions, evaluate
     from engine.verify.report import render
+    from engine.verify.scale import make_pool
 
     try:
         found = get_problem(problem)
@@ -58,7 +58,7 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
     else:
         console.print(render(result, verbose=verbose))
     if store:
-        from engine.verify.storage import store_evaluation
+        from engine.store.evaluation import store_evaluation
 
         candidate_id, evaluation_id = store_evaluation(result, problem_slug=found.slug, source=source,
                                                        language=language, origin="human")

@@ -1,6 +1,6 @@
 """One refinement run: problem + proposer + strategy + budget, stepped until done, stopped or killed.
 
-The dashboard and the CLI both start the same code: `start_run` spawns `python -m engine.runs ID`
+The dashboard and the CLI both start the same code: `start_run` spawns `python -m engine.runs.run ID`
 as its own process (never inside a Streamlit script run), `execute_run` is what that process does.
 Every step is committed before its event file is written; controls are read between steps; a run
 killed at any moment resumes from the database with no lost or duplicated step.
@@ -23,13 +23,13 @@ from pathlib import Path
 
 from db import runs_repo
 from db.models import Candidate, Diagnostic, Evaluation, Run, utcnow
-from engine import events as event_files
 from engine.problems import get_problem
 from engine.propose import ParentView, Proposal, ProposalContext, human_proposal, library_refusal, make_proposer
 from engine.propose.reply_files import ReplyStreams
+from engine.runs import events as event_files
+from engine.runs.step_samples import StepSamples, replies_as_they_arrive
 from engine.search import Node, SearchOptions, SearchTree, make_strategy
 from engine.settings import get_settings
-from engine.step_samples import StepSamples, replies_as_they_arrive
 
 log = logging.getLogger("refinery.run")
 HEARTBEAT_S = 5.0  # how often a run process says it is alive
@@ -115,7 +115,7 @@ def spawn_run_process(run_id: int) -> subprocess.Popen:
     folder.mkdir(parents=True, exist_ok=True)
     log = open(folder / "run.log", "ab")  # noqa: SIM115 - handed to the child, closed below
     try:
-        return subprocess.Popen([sys.executable, "-m", "engine.runs", str(run_id)], stdout=log,
+        return subprocess.Popen([sys.executable, "-m", "engine.runs.run", str(run_id)], stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                 cwd=Path(__file__).resolve().parents[1])
     finally:
@@ -285,7 +285,7 @@ class RunExecutor:
         self.proposer = make_proposer(self.request.proposer, asdict(self.request.llm) if self.request.llm else None)
         self.strategy = make_strategy(self.request.strategy, SearchOptions(samples=self.request.samples))
         if pipeline_factory is None:
-            from engine.pipeline import RoundPipeline
+            from engine.runs.pipeline import RoundPipeline
 
             pipeline_factory = RoundPipeline
         self.pipeline = pipeline_factory(self.problem, self.gpu)
@@ -561,8 +561,8 @@ def execute_run(run_id: int, pipeline_factory: Callable | None = None, on_step: 
 
 
 def load_recorded() -> int:
-    """The shipped recordings of real GPU runs, loaded into this database (see engine.recorded)."""
-    from engine.recorded import load_recorded as load
+    """The shipped recordings of real GPU runs, loaded into this database (see engine.store.recorded)."""
+    from engine.store.recorded import load_recorded as load
 
     return load()
 
@@ -578,7 +578,7 @@ def configure_run_log() -> None:
 
 
 if __name__ == "__main__":
-    from engine.database import use_settings_database
+    from engine.store.database import use_settings_database
 
     configure_run_log()
     use_settings_database()

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.syntax import Syntax
 from rich.table import Table
 
-from engine.cli_output import JSON_OPTION, cli_console, print_json
+from engine.cli.output import JSON_OPTION, cli_console, print_json
 from engine.problems.cimport import ImportOptions
 from engine.problems.cimport.configs import DEFAULT_VISIBLE
 from engine.problems.importer import NO_PROBLEM, import_path

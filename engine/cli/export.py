@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.progress import Progress, SpinnerColumn, TextColumn
 
-from engine.cli_output import cli_console
+from engine.cli.output import cli_console
 from engine.export import KINDS, ExportFilters, export_dataset
 
 console = cli_console()

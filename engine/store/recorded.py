@@ -15,7 +15,7 @@ from pathlib import Path
 
 from db.recordings import add_records, run_records
 from engine.problems.library import ASSETS_DIR
-from engine.reward import counted_reward
+from engine.reward.score import counted_reward
 
 RECORDED_DIR = ASSETS_DIR / "recorded"
 
@@ -31,7 +31,7 @@ def save_recording(database_url: str, out: Path, run_ids: list[int] | None = Non
 
 
 def _held_for_review(reward: float | None, components: dict | None) -> tuple[float | None, dict]:
-    """A flagged result awaiting review: its speed term held (`engine.reward.counted_reward`)."""
+    """A flagged result awaiting review: its speed term held (`engine.reward.score.counted_reward`)."""
     return counted_reward(reward, components, True, None)
 
 

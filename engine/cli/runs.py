@@ -13,12 +13,12 @@ from rich.spinner import Spinner
 from rich.table import Table
 
 from db import runs_repo
-from engine.cli_output import JSON_OPTION, cli_console, print_json
-from engine.runs import LLMOptions, RunExecutor, RunRequest, create_run, events_dir, reap_silent_runs
-from engine.scale import choose_ray
+from engine.cli.output import JSON_OPTION, cli_console, print_json
+from engine.runs.run import LLMOptions, RunExecutor, RunRequest, create_run, events_dir, reap_silent_runs
+from engine.runs.usage import run_usage
 from engine.search import STRATEGY_NAMES
 from engine.settings import get_settings
-from engine.usage import run_usage
+from engine.verify.scale import choose_ray
 
 console = cli_console()
 RAY_OPTION = typer.Option(None, "--ray/--no-ray", help="verify through Ray workers (default: when RAY_ADDRESS is set)")
@@ -194,7 +194,7 @@ def load_recorded_command(folder: Path = typer.Argument(None, help="folder of re
                           ) -> None:
     """Load recorded GPU runs (the shipped ones by default) into this database, so a machine with no GPU
     can label, rank and export real measurements; runs already loaded are skipped."""
-    from engine.recorded import load_recorded
+    from engine.store.recorded import load_recorded
 
     loaded = load_recorded(folder)
     console.print(f"loaded {loaded} recorded run(s)" if loaded else "every recording here is loaded already")

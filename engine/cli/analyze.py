@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
-from engine.cli_output import cli_console
+from engine.cli.output import cli_console
 
 if TYPE_CHECKING:  # the command line starts without the analysis stack; `analyze` imports it when it runs
     from engine.analysis.standalone import FileAnalysis

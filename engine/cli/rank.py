@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from engine.cli_output import JSON_OPTION, cli_console, print_json
+from engine.cli.output import JSON_OPTION, cli_console, print_json
 
 console = cli_console()
 rank_app = typer.Typer(help="Train, evaluate and list the pairwise rankers.", no_args_is_help=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from engine.cli_output import JSON_OPTION, cli_console, print_json
+from engine.cli.output import JSON_OPTION, cli_console, print_json
 
 console = cli_console()
 flags = typer.Typer(help="Flagged results: none earns a speed reward or enters a dataset until a person clears it.",
@@ -36,7 +36,7 @@ def list_flags(all_flags: bool = typer.Option(False, "--all", help="reviewed one
 
 
 def _decide(evaluation: int, decision: str, reviewer: str, note: str) -> None:
-    from engine.review import review_flag
+    from engine.reward.review import review_flag
 
     try:
         row = review_flag(evaluation, decision, reviewer, note)

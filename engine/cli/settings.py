@@ -12,7 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.table import Table
 
-from engine.cli_output import cli_console
+from engine.cli.output import cli_console
 from engine.settings import Settings, get_settings
 
 console = cli_console()
