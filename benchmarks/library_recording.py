@@ -40,9 +40,9 @@ from engine.propose import Proposal
 from engine.propose.library import current_tunables, signature
 from engine.runs.pipeline import outcome_of
 from engine.runs.run import RunRequest
+from engine.schema.verdict import EvaluationResult, without_profiler_marker
 from engine.settings import Settings, get_settings
 from engine.store.recorded import RECORDED_DIR, save_recording
-from engine.verify.records import EvaluationResult, without_profiler_marker
 
 PROPOSER = "library"
 STRATEGY = "library-check"

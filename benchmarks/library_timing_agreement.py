@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from db.models import Evaluation  # noqa: E402 - after the path insert
+from engine.schema.verdict import EvaluationResult, TimingStats  # noqa: E402
 from engine.store.evaluation import result_from_row  # noqa: E402
-from engine.verify.records import EvaluationResult, TimingStats  # noqa: E402
 
 DEFAULT_BEFORE = ROOT / "assets" / "recorded" / "h200-library-check.jsonl"
 TOLERANCE = 0.05  # |now / before - 1| at most this counts as agreeing

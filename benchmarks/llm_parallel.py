@@ -41,8 +41,8 @@ class TimedSlot:
         self.seconds, self.lock = seconds, threading.Lock()
 
     def run(self, job, timeout_s=None, fresh=False):
+        from engine.schema.verdict import EvaluationResult, Verdict
         from engine.verify.pool import JobOutcome
-        from engine.verify.records import EvaluationResult, Verdict
 
         with self.lock:
             time.sleep(self.seconds)

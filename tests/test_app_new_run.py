@@ -196,7 +196,7 @@ def test_the_library_proposer_on_an_imported_problem_is_refused_before_start_and
         engine_calls) -> None:
     from pathlib import Path
 
-    from engine.problems import import_path
+    from engine.problem_import import import_path
 
     (problem,) = import_path(Path(__file__).parent / "fixtures" / "c_import" / "plain" / "scale_add.c").imported
     at = app_at(PAGE)

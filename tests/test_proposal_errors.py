@@ -7,8 +7,8 @@ from engine.problems import get_problem
 from engine.propose.base import Proposal
 from engine.reward.score import FAILURE_REWARD
 from engine.runs.pipeline import outcome_of
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.settings import get_settings
-from engine.verify.records import EvaluationResult, Verdict
 
 
 def _failed(error: str, **meta) -> tuple[Proposal, EvaluationResult]:

@@ -10,8 +10,8 @@ import pytest
 from db import runs_repo
 from engine.reward.score import unified_reward
 from engine.runs.run import LLMOptions, RunRequest, create_run, events_dir, execute_run, send_control
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.store.outcome import RoundOutcome
-from engine.verify.records import EvaluationResult, Verdict
 from tests.test_problem_loader import GOOD_TOML, write_problem
 from tests.test_propose_library import IMPL
 

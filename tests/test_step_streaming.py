@@ -18,8 +18,8 @@ from engine.build.candidate import CandidateBuild
 from engine.propose.base import EXHAUSTED, Proposal
 from engine.runs.run import LLMOptions, RunRequest, create_run, execute_run
 from engine.runs.step_samples import StepSamples, replies_as_they_arrive
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.verify.pool import JobOutcome
-from engine.verify.records import EvaluationResult, Verdict
 from tests.llm_server import start_server
 from tests.test_runs import no_client_retries, problem_slug  # noqa: F401 - the fixtures
 

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.problems import get_problem, load_problem
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"

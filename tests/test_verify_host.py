@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.host import BusyProcess, HostRecord, HostWatch, notes_for, summary
 from engine.verify.judge.job import Job
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import EvaluationResult, Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"

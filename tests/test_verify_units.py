@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from engine.sandbox.programs import is_secret, python_env
+from engine.schema.verdict import ConfigResult, EvaluationResult, IntegrityFinding, TimingStats, Verdict
 from engine.verify.judge.clock import Block, alternate_blocks, block_plan, corroborate, median_ci
 from engine.verify.judge.correctness import compare, same_values
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
-from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, TimingStats, Verdict
 from engine.verify.runner import audit
 from engine.verify.runner.guards import ProcessGuard
 from engine.verify.wire.poison import poison_, poisoned_mask

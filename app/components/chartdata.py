@@ -17,8 +17,7 @@ import pandas as pd
 
 from app.components.style import verdict_key, verdict_words
 from db.queries import RoundRow
-from engine.analysis.devices import DeviceCeilings, shown_ceilings
-from engine.analysis.roofline import achieved, attainable
+from engine.analysis import DeviceCeilings, achieved, attainable, shown_ceilings
 from engine.problems import Problem
 from engine.rank.best import best_by_step
 from engine.rank.pooled import PooledContext

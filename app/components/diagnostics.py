@@ -15,15 +15,11 @@ import streamlit as st
 
 from app.components.chartdata import TIMED_CONFIG
 from app.components.style import fmt_number, fmt_us
-from engine.analysis.agreement import KernelAgreement
-from engine.analysis.energy import EnergyRecord
-from engine.analysis.ncu_record import NcuRecord
-from engine.analysis.record import KernelReport
-from engine.analysis.roofline import RooflineRecord
-from engine.analysis.summary import kernel_row, occupancy_of
+from engine.analysis import KernelAgreement, KernelReport, NcuRecord, RooflineRecord, kernel_row, occupancy_of
 from engine.feedback.model import FeedbackRecord
+from engine.schema.verdict import ConfigResult, TimingStats
 from engine.store.diagnostics import CandidateDiagnostics
-from engine.verify.records import ConfigResult, TimingStats
+from engine.verify.judge.energy_meter import EnergyRecord
 
 
 def _joined(values: list | tuple) -> str:

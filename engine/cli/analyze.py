@@ -18,7 +18,7 @@ from rich.table import Table
 from engine.cli.output import cli_console
 
 if TYPE_CHECKING:  # the command line starts without the analysis stack; `analyze` imports it when it runs
-    from engine.analysis.standalone import FileAnalysis
+    from engine.feedback.standalone import FileAnalysis
 
 console = cli_console()
 
@@ -32,7 +32,7 @@ def _sizes_line(result: FileAnalysis) -> str:
 
 def _kernel_block(kernel, arch: str) -> Table:
     """One kernel as label/value lines: narrow terminals keep every number readable."""
-    from engine.analysis.summary import kernel_row, launch_text
+    from engine.analysis import kernel_row, launch_text
 
     row = kernel_row(kernel, arch)
     table = Table.grid(padding=(0, 2))
@@ -68,7 +68,7 @@ def _findings(result: FileAnalysis) -> list:
 
 def render(result: FileAnalysis) -> Group:
     """The report as the terminal shows it: sizes, kernels, launches and SASS, the model, the findings."""
-    from engine.analysis.summary import model_text
+    from engine.analysis import model_text
 
     static = result.static
     head = f"[bold]{escape(result.file)}[/bold] · {result.arch} · analysed in {static.seconds:.1f} s"
@@ -100,7 +100,7 @@ def analyze(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="
     """Static report and feedback for a CUDA file that is no problem's candidate: registers, spills, shared
     memory, occupancy, the launch read from host code, SASS highlights and the ranked findings. The file is
     compiled in the sandbox (cubin only), never run."""
-    from engine.analysis.standalone import analyse_file, parse_sizes
+    from engine.feedback.standalone import analyse_file, parse_sizes
 
     try:
         sizes = parse_sizes(size or [])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from engine.analysis import devices
+from engine.analysis.profile import devices
 from engine.cli.analyze import analyze
 from engine.cli.output import cli_console
 

@@ -10,11 +10,11 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from engine.cli.output import JSON_OPTION, cli_console, print_json
-from engine.problems.cimport import ImportOptions
-from engine.problems.cimport.configs import DEFAULT_VISIBLE
-from engine.problems.importer import NO_PROBLEM, import_path
+from engine.problem_import.cimport import ImportOptions
+from engine.problem_import.cimport.configs import DEFAULT_VISIBLE
+from engine.problem_import.importer import NO_PROBLEM, import_path
+from engine.problem_import.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S
 from engine.problems.library import get_problem, scan_all
-from engine.problems.probe_batch import PROBE_MEMORY_MB, PROBE_TIMEOUT_S
 
 console = cli_console()
 problems_app = typer.Typer(help="Browse and import problems.", no_args_is_help=True)
@@ -52,7 +52,7 @@ def show_problem(slug: str,
                  probe: bool = typer.Option(True, help="run a library reference (sandboxed) for its shapes")) -> None:
     """A problem's reference and, per configuration: sizes, init arguments, input and output shapes and
     dtypes, FLOPs and minimum bytes of one call."""
-    from engine.problems.signatures import signatures
+    from engine.problem_import.signatures import signatures
 
     try:
         problem = get_problem(slug)

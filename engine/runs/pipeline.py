@@ -11,22 +11,25 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from engine.analysis.dynamic import profile_candidate, profile_config
-from engine.analysis.energy import EnergyRecord
-from engine.analysis.ncu import NcuProfile
-from engine.analysis.ncu_record import ncu_record
-from engine.analysis.record import StaticReport
-from engine.analysis.roofline import RooflineRecord
-from engine.analysis.static import analyse_candidate
+from engine.analysis import (
+    NcuProfile,
+    RooflineRecord,
+    StaticReport,
+    analyse_candidate,
+    ncu_record,
+    profile_candidate,
+    profile_config,
+)
 from engine.feedback import build_diagnostics, render_feedback, run_tools
 from engine.problems.model import Problem
 from engine.propose.base import Proposal
 from engine.reward.score import no_reward, unified_reward
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.settings import Settings, get_settings
 from engine.store.outcome import RoundOutcome
 from engine.verify.evaluate import Verifier
+from engine.verify.judge.energy_meter import EnergyRecord
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import EvaluationResult, Verdict
 from engine.verify.scale import make_pool
 
 log = logging.getLogger(__name__)

@@ -11,13 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db import queries
-from engine.analysis.energy import EnergyRecord
-from engine.analysis.ncu_record import NcuRecord
-from engine.analysis.record import StaticReport
-from engine.analysis.roofline import RooflineRecord
+from engine.analysis import NcuRecord, RooflineRecord, StaticReport
 from engine.feedback.model import FeedbackRecord
 from engine.schema.evaluation import stored_configs
-from engine.verify.records import ConfigResult
+from engine.schema.verdict import ConfigResult
+from engine.verify.judge.energy_meter import EnergyRecord
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from db.models import Candidate, Evaluation
 from db.session import session_scope
 from engine.schema.evaluation import EvaluationTiming, stored_configs
 from engine.schema.policy import read_record
-from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
+from engine.schema.verdict import EvaluationResult, IntegrityFinding, Verdict
 
 
 def evaluation_timing(result: EvaluationResult) -> EvaluationTiming:

@@ -5,14 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from db.models import Diagnostic, Evaluation
-from engine.analysis.energy import EnergyRecord
-from engine.analysis.ncu_record import NcuRecord
-from engine.analysis.record import StaticReport
-from engine.analysis.roofline import RooflineRecord
+from engine.analysis import NcuRecord, RooflineRecord, StaticReport
 from engine.feedback.model import FeedbackRecord, Finding
 from engine.reward.score import RewardBreakdown
+from engine.schema.verdict import EvaluationResult
 from engine.store.evaluation import evaluation_row as stored_evaluation_row
-from engine.verify.records import EvaluationResult
+from engine.verify.judge.energy_meter import EnergyRecord
 
 
 @dataclass

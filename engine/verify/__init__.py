@@ -17,7 +17,7 @@ _EXPORTS = {
     "evaluate": "engine.verify.evaluate", "evaluate_many": "engine.verify.evaluate",
     "VerifyOptions": "engine.verify.evaluate", "Verifier": "engine.verify.evaluate",
     "WorkerPool": "engine.verify.pool", "PoolConfig": "engine.verify.pool", "JobOutcome": "engine.verify.pool",
-    "Job": "engine.verify.judge.job", "EvaluationResult": "engine.verify.records", "Verdict": "engine.verify.records",
+    "Job": "engine.verify.judge.job", "EvaluationResult": "engine.schema.verdict", "Verdict": "engine.schema.verdict",
     "check_static": "engine.verify.static_rules", "make_job": "engine.verify.prepare",
     "write_run_once_job": "engine.verify.prepare",
 }
