@@ -28,6 +28,3 @@ verify.register(app)
 flags.register(app)
 settings.register(app)
 
-
-if __name__ == "__main__":
-    app()
