@@ -5,7 +5,8 @@ comparisons, the clock, the verdict); `runner/` is what runs inside a candidate'
 imports nothing from the trusted side; `wire/` is all the two share. Around them, in this folder:
 `evaluate` / `evaluate_many` (candidate source → one `EvaluationResult`; `Verifier.evaluate_stream` takes
 candidates as they arrive and builds each at once), `pool` (the sandboxed processes), `prepare` (the job),
-`static_rules`, the result `records`, their `storage` as rows and the `report`.
+`static_rules`, the worker pool to use (`scale`: local or Ray) and the `report`. The result records are the
+record schema's (`engine.schema.verdict`); their rows are the store's (`engine.store.evaluation`).
 Exports load lazily, so importing the package pulls in nothing heavy.
 """
 

@@ -3,6 +3,8 @@
 The counter (mJ since driver load) moves in ~100 ms steps and one read costs milliseconds, so
 energy is never read per launch: the loop runs for at least `min_seconds` (1-2 s gives 10-20
 counter updates, quantisation within ~10 %) and J/call is the difference over the call count.
+It lives with the judge because the judge measures it, around the calls it times; runs store and pages read
+its `EnergyRecord`.
 """
 
 from __future__ import annotations
