@@ -14,18 +14,24 @@ from pathlib import Path
 
 from db.models import Candidate, Diagnostic, Evaluation, Run, RunEvent
 from db.session import insert_many, next_id, session_scope
-from engine.analysis.agreement import KernelAgreement
-from engine.analysis.energy import EnergyComparison, EnergyMeasurement, EnergyRecord
-from engine.analysis.launch import LaunchConfig
-from engine.analysis.ncu import NcuSummary
-from engine.analysis.ncu_record import NcuRecord
-from engine.analysis.occupancy import Occupancy
-from engine.analysis.ptxas import KernelResources
-from engine.analysis.record import KernelReport, StaticReport
-from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint, RooflineRecord
-from engine.analysis.sass import InstructionMix
+from engine.analysis import (
+    Bottleneck,
+    Classification,
+    InstructionMix,
+    KernelAgreement,
+    KernelReport,
+    KernelResources,
+    LaunchConfig,
+    NcuRecord,
+    NcuSummary,
+    Occupancy,
+    RooflinePoint,
+    RooflineRecord,
+    StaticReport,
+)
 from engine.feedback.model import FeedbackRecord, Finding
 from engine.settings import get_settings
+from engine.verify.judge.energy_meter import EnergyComparison, EnergyMeasurement, EnergyRecord
 
 
 def other_code(n: int) -> str:

@@ -110,7 +110,7 @@ class LiveRun:
     def heartbeat(self):
         """The run process's heartbeat, stamping the run row while the benchmark runs."""
         try:
-            from engine.runs import Heartbeat
+            from engine.runs.run import Heartbeat
         except ImportError:  # an engine from before heartbeats: nothing ends a silent run there
             return nullcontext()
         return Heartbeat(self.run_id)
@@ -263,7 +263,7 @@ def main() -> int:
     os.environ["REFINERY_HOME"] = str(home)
     os.environ.pop("REFINERY_DATABASE_URL", None)
     from app.testing import start_streamlit, stop_streamlit
-    from engine.database import use_settings_database
+    from engine.store.database import use_settings_database
 
     use_settings_database()
 

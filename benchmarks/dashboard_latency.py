@@ -41,8 +41,8 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     from app.testing import CHROMIUM_FLAGS, add_round, bulk_run, make_run, start_streamlit, stop_streamlit
-    from engine.database import use_settings_database
-    from engine.runs import Heartbeat
+    from engine.runs.run import Heartbeat
+    from engine.store.database import use_settings_database
 
     use_settings_database()
     run_id = bulk_run(args.preload) if args.preload else make_run(rounds=args.rounds)

@@ -70,8 +70,8 @@ def main() -> None:
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="refinery-export-bench-"))
     os.environ["REFINERY_HOME"] = str(home)
-    from engine.database import use_settings_database
     from engine.export import ExportFilters, export_dataset
+    from engine.store.database import use_settings_database
 
     use_settings_database()
     started = time.perf_counter()

@@ -118,9 +118,9 @@ class LevelResult:
 
 
 def import_level(folder: Path, dest: Path) -> LevelResult:
-    from engine.problems import import_path
-    from engine.problems.importer import KERNELBENCH_FILE
-    from engine.problems.probe_batch import ProbeSession
+    from engine.problem_import import import_path
+    from engine.problem_import.importer import KERNELBENCH_FILE
+    from engine.problem_import.probe_batch import ProbeSession
 
     files = [p for p in folder.rglob("*.py") if KERNELBENCH_FILE.match(p.name)]
     with TreeMemory() as memory:

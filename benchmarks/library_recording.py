@@ -2,9 +2,9 @@
 
 `tests/test_verify_gpu.py` (with REFINERY_LIBRARY_RESULTS set) measures every shipped CUDA
 implementation on the device machine and writes one JSON line per result. This script turns those
-lines into a recording (engine/recorded.py): per problem one finished run, proposer "library",
+lines into a recording (engine/store/recorded.py): per problem one finished run, proposer "library",
 strategy "library-check", with one candidate per implementation, its evaluation and its
-diagnostics. The rows are built by the same code a real run uses (`engine.pipeline.outcome_of` for
+diagnostics. The rows are built by the same code a real run uses (`engine.runs.pipeline.outcome_of` for
 static analysis, diagnostics, feedback and reward; `db.runs_repo.store_step` to store them), with
 the static analysis aimed at the GPU the results came from.
 
@@ -35,14 +35,14 @@ from db.models import Candidate, Run, utcnow
 from db.session import reset_engines, use_database
 from engine.analysis import match_device
 from engine.build.cuda import content_key
-from engine.pipeline import outcome_of
 from engine.problems import Problem, get_problem
 from engine.propose import Proposal
 from engine.propose.library import current_tunables, signature
-from engine.recorded import RECORDED_DIR, save_recording
-from engine.runs import RunRequest
+from engine.runs.pipeline import outcome_of
+from engine.runs.run import RunRequest
+from engine.schema.verdict import EvaluationResult, without_profiler_marker
 from engine.settings import Settings, get_settings
-from engine.verify.records import EvaluationResult, without_profiler_marker
+from engine.store.recorded import RECORDED_DIR, save_recording
 
 PROPOSER = "library"
 STRATEGY = "library-check"

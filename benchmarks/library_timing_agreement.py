@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from db.models import Evaluation  # noqa: E402 - after the path insert
-from engine.verify.records import EvaluationResult, TimingStats  # noqa: E402
-from engine.verify.storage import result_from_row  # noqa: E402
+from engine.schema.verdict import EvaluationResult, TimingStats  # noqa: E402
+from engine.store.evaluation import result_from_row  # noqa: E402
 
 DEFAULT_BEFORE = ROOT / "assets" / "recorded" / "h200-library-check.jsonl"
 TOLERANCE = 0.05  # |now / before - 1| at most this counts as agreeing
@@ -122,7 +122,7 @@ def _recorded_evaluation(evaluation: dict) -> Measured:
 
 
 def read_before(path: Path) -> dict[Key, Measured]:
-    """Per candidate, its newest evaluation in a recording (engine/recorded.py: one run per line), or its
+    """Per candidate, its newest evaluation in a recording (engine/store/recorded.py: one run per line), or its
     result in another library check's lines: an earlier commit's check run on the same card in the same
     device call is the baseline that does not depend on which card the recording was made on."""
     if _is_library_check(path):

@@ -41,8 +41,8 @@ class TimedSlot:
         self.seconds, self.lock = seconds, threading.Lock()
 
     def run(self, job, timeout_s=None, fresh=False):
+        from engine.schema.verdict import EvaluationResult, Verdict
         from engine.verify.pool import JobOutcome
-        from engine.verify.records import EvaluationResult, Verdict
 
         with self.lock:
             time.sleep(self.seconds)
@@ -70,9 +70,9 @@ def one_round(url: str, slug: str, samples: int, delays: list[float], concurrenc
               build_s: float, verify_s: float) -> dict[str, float]:
     """Seconds from the round's start (the run asking) to the first build's start, the last reply and the
     round stored."""
-    import engine.pipeline
+    import engine.runs.pipeline
     from engine.build.candidate import CandidateBuild
-    from engine.runs import LLMOptions, RunRequest, create_run, execute_run
+    from engine.runs.run import LLMOptions, RunRequest, create_run, execute_run
 
     marks: dict[str, float] = {}
 
@@ -91,11 +91,11 @@ def one_round(url: str, slug: str, samples: int, delays: list[float], concurrenc
         return CandidateBuild(True, language, "torch", seconds=build_s)
 
     def factory(problem, gpu):
-        pipeline = engine.pipeline.RoundPipeline(problem, gpu)
+        pipeline = engine.runs.pipeline.RoundPipeline(problem, gpu)
         pipeline.verifier.builder = builder
         return pipeline if streaming else AllAtOnce(pipeline)
 
-    engine.pipeline.make_pool = lambda settings: TimedSlot(verify_s)
+    engine.runs.pipeline.make_pool = lambda settings: TimedSlot(verify_s)
     model = "samples-" + ",".join(f"{d:.3f}" for d in delays)
     run_id = create_run(RunRequest(slug, strategy="best-of-n", rounds=1, samples=samples, proposer="llm",
                                    llm=LLMOptions(url, model, "NO_KEY", 0.0, concurrency=concurrency)))
@@ -136,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["REFINERY_HOME"] = tempfile.mkdtemp(prefix="llm-parallel-")
     os.environ["REFINERY_BUILD_JOBS"] = str(args.build_jobs)
     from engine.build.parallel import default_jobs
-    from engine.database import use_settings_database
     from engine.settings import get_settings
+    from engine.store.database import use_settings_database
     from tests.llm_server import start_server
     from tests.test_problem_loader import GOOD_TOML, write_problem
 

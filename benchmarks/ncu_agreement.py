@@ -3,7 +3,7 @@ shipped library, and how long ncu takes per candidate (target <= 10 s).
 
 For each CUDA implementation: the static report at one configuration, then ncu (`--clock-control
 none`, the fixed metric set, the candidate's own kernels only, one launch each) around
-`python -m engine.analysis.profile_target SLUG IMPL --config NAME`. Per kernel it compares
+`python -m engine.analysis.profile.profile_target SLUG IMPL --config NAME`. Per kernel it compares
   * global load and store sectors per request: static loop-weighted estimate vs ncu's
     sectors / requests (agree: within 25 % or 1 sector);
   * theoretical occupancy: the static model vs ncu's sm__maximum_warps_per_active_cycle_pct
@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.analysis import agreement  # noqa: E402 - after the path insert
-from engine.analysis.agreement import agree_occupancy, agree_sectors  # noqa: E402
+from engine.analysis.profile import agreement  # noqa: E402 - after the path insert
+from engine.analysis.profile.agreement import agree_occupancy, agree_sectors  # noqa: E402
 
 TARGET_BYTES = 64e6  # profile the configuration whose minimum traffic is closest to this
 
@@ -157,7 +157,8 @@ def restatic(report: dict, arch: str, cache_dir: Path | None = None) -> dict:
 
 
 def target_command(problem, impl, config) -> list[str]:
-    return [sys.executable, "-m", "engine.analysis.profile_target", problem.slug, impl.name, "--config", config.name]
+    return [sys.executable, "-m", "engine.analysis.profile.profile_target", problem.slug, impl.name,
+            "--config", config.name]
 
 
 def prebuild(problem, impl, config, settings) -> str | None:
@@ -180,7 +181,7 @@ def prepare_target(problem, impl, config, arch: str, settings):
     """What profiling one implementation needs first: its static report, ncu's filter for its own
     kernels and their launches per call, and an error (no kernels, a failed build) when ncu cannot start."""
     from engine.analysis import analyse_candidate
-    from engine.analysis.dynamic import kernel_selection
+    from engine.analysis.profile.dynamic import kernel_selection
 
     report = analyse_candidate(problem, impl.source, impl.language, config, arch=arch, cache_dir=settings.cache_dir)
     regex, launches = kernel_selection(report)

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.ncu_agreement import pick_config, prepare_target, target_command  # noqa: E402
-from engine.analysis.ncu import DEFAULT_METRICS, TENSOR_PATHS  # noqa: E402
+from engine.analysis.profile.ncu import DEFAULT_METRICS, TENSOR_PATHS  # noqa: E402
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "sass FLOP counts": tuple(m for m in DEFAULT_METRICS if m.startswith("smsp__sass_thread_inst_executed_op_")),

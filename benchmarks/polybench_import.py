@@ -48,13 +48,13 @@ def kernels(checkout: Path) -> list[Path]:
     listing = checkout / "utilities" / "benchmark_list"
     if listing.is_file():
         return [checkout / line.strip() for line in listing.read_text().splitlines() if line.strip()]
-    from engine.problems.cimport import find_programs
+    from engine.problem_import.cimport import find_programs
 
     return find_programs(checkout)
 
 
 def import_all(checkout: Path, dest: Path, only: set[str]) -> list[tuple[Row, object]]:
-    from engine.problems.cimport import import_program
+    from engine.problem_import.cimport import import_program
 
     rows = []
     for path in kernels(checkout):

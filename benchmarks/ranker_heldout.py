@@ -37,9 +37,9 @@ def main() -> int:
     args = parser.parse_args()
 
     from db.labels import list_labels, load_evidence
-    from engine.database import use_settings_database
     from engine.rank.pairs import PairConfig, build_pairs
     from engine.rank.training import TrainConfig, train_on
+    from engine.store.database import use_settings_database
 
     use_settings_database()
     evidence, labels = load_evidence(), list_labels()

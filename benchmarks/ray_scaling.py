@@ -118,12 +118,12 @@ def main() -> int:
     os.environ.setdefault("REFINERY_HOME", tempfile.mkdtemp(prefix="ray-scaling-"))
     import ray
 
-    from engine.scale import connect
     from engine.settings import get_settings
     from engine.verify.evaluate import Verifier, VerifyOptions
     from engine.verify.pool import PoolConfig, WorkerPool
     from engine.verify.prepare import TimingOptions
     from engine.verify.ray_pool import RayWorkerPool
+    from engine.verify.scale import connect
 
     settings = get_settings()
     config = PoolConfig.from_settings(settings)

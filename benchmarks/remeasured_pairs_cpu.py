@@ -170,8 +170,8 @@ def open_temporary_database(home: Path) -> str:
     os.environ["REFINERY_HOME"] = str(home)
     os.environ.pop("REFINERY_DATABASE_URL", None)
     from db.session import reset_engines
-    from engine.database import open_settings_database
     from engine.settings import get_settings
+    from engine.store.database import open_settings_database
 
     get_settings.cache_clear()
     reset_engines()
@@ -182,10 +182,10 @@ def measure(rounds: int, export_rounds: int, seed: int, min_seconds: float, max_
     from db.labels import load_evidence
     from engine.problems import get_problem
     from engine.settings import get_settings
+    from engine.store.evaluation import store_evaluation
     from engine.verify.evaluate import Verifier, VerifyOptions
     from engine.verify.pool import PoolConfig, WorkerPool
     from engine.verify.prepare import TimingOptions
-    from engine.verify.storage import store_evaluation
 
     problem = get_problem(PROBLEM)
     sources = code_sources(problem)

@@ -32,11 +32,11 @@ def main() -> None:
     options = parser.parse_args()
 
     from engine.analysis import analyse_candidate
-    from engine.analysis.dynamic import profile_candidate, profile_config
+    from engine.analysis.profile.dynamic import profile_candidate, profile_config
     from engine.problems import get_problem
+    from engine.schema.verdict import Verdict
     from engine.settings import get_settings
     from engine.verify.evaluate import Verifier
-    from engine.verify.records import Verdict
 
     slug, name = options.candidate.split("/", 1)
     problem, settings = get_problem(slug), get_settings()

@@ -186,7 +186,7 @@ def timing_spread(verifier, problem, source: str) -> dict:
 
 def ncu_agreement(problem, source: str, ours_us: float, workdir: Path) -> dict:
     """ncu's own kernel time on the same kernel, measured inside the candidate's sandbox like a run's profile."""
-    from engine.analysis.dynamic import _ncu_folders
+    from engine.analysis.profile.dynamic import _ncu_folders
     from engine.sandbox import run as run_sandboxed
     from engine.verify.once import run_once_spec
     from engine.verify.prepare import write_run_once_folder

@@ -2,7 +2,7 @@
 person's review of an implausible speedup).
 
 The mapping between the engine's `EvaluationResult` and the `evaluation` row lives in
-`engine.verify.storage`, beside the records (db imports nothing from the engine).
+`engine.store.evaluation`, beside the records (db imports nothing from the engine).
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ class Run(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, index=True)
     started_at: datetime | None = None
     finished_at: datetime | None = None
-    heartbeat_at: datetime | None = None  # the run process's last sign of life (engine.runs.Heartbeat)
+    heartbeat_at: datetime | None = None  # the run process's last sign of life (engine.runs.run.Heartbeat)
     host: str | None = None  # where the run process runs
 
 

@@ -1,5 +1,5 @@
 """Runs as recordings: each run of a database with its candidates, evaluations and diagnostics as one
-JSON-ready record, and such records added to another database (`engine.recorded` reads and writes
+JSON-ready record, and such records added to another database (`engine.store.recorded` reads and writes
 the files). Ids are re-mapped on load, so a recording loads next to a database's own runs; every row
 it adds is marked `recorded`.
 """

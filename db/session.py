@@ -2,7 +2,7 @@
 
 The URL comes from the caller: db reads no settings, so it imports nothing above it. A process
 names its database once, at its entry point, with `use_database(url)` (the `refinery` command,
-the run process and the dashboard's frame do it through `engine.database.use_settings_database`;
+the run process and the dashboard's frame do it through `engine.store.database.use_settings_database`;
 tests through their home fixture). Every helper in db then opens `session_scope()` with no URL,
 so the query functions keep short signatures and none of their callers passes a URL around; a
 caller that wants another database passes `url` explicitly. Opening a session before any URL was

@@ -24,7 +24,7 @@ from pydantic_settings import (
 @dataclass(frozen=True)
 class RewardWeights:
     """Weights of the reward's components: defined here, beside the setting that holds them, so the
-    settings import nothing of the engine (`engine.reward` reads them from here)."""
+    settings import nothing of the engine (`engine.reward.score` reads them from here)."""
 
     speed: float = 1.0
     structural: float = 0.2

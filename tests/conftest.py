@@ -44,8 +44,8 @@ def pytest_runtest_logreport(report) -> None:
 def refinery_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh data folder and SQLite database for one test (named as the process's database)."""
     from db.session import reset_engines, use_database
-    from engine.database import use_settings_database
     from engine.settings import get_settings
+    from engine.store.database import use_settings_database
 
     home = tmp_path / "home"
     monkeypatch.setenv("REFINERY_HOME", str(home))

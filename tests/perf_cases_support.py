@@ -63,7 +63,7 @@ def load_cases() -> list[Case]:
 @functools.cache
 def analysed(path: Path, arch: str, sizes: tuple[tuple[str, int], ...] = ()):
     """`refinery analyze` on one file of the corpus (builds cached with the other analysis tests)."""
-    from engine.analysis.standalone import analyse_file
+    from engine.feedback.standalone import analyse_file
     from tests.analysis_support import cache_dir
 
     return analyse_file(path.read_bytes(), path.name, arch=arch, sizes=dict(sizes), cache_dir=cache_dir())

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from engine.analysis import analyse_candidate
-from engine.analysis.launch import python_launch_sites
+from engine.analysis.source.launch import python_launch_sites
 from engine.problems.expressions import MAX_INT_BITS, ExpressionError, evaluate, evaluate_value
 from engine.problems.library import BUILTIN_DIR, load_problem
 from engine.problems.sizes import read_sizes

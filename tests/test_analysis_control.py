@@ -4,11 +4,12 @@ pointers and sizes known from constants."""
 
 from __future__ import annotations
 
-from engine.analysis import analyse_candidate, cuda_ast
-from engine.analysis.access import estimate_accesses
-from engine.analysis.control import estimate_control
-from engine.analysis.host import unit_macros
-from engine.analysis.sass import parse_sass
+from engine.analysis import analyse_candidate
+from engine.analysis.binary.sass import parse_sass
+from engine.analysis.source import cuda_ast
+from engine.analysis.source.access import estimate_accesses
+from engine.analysis.source.control import estimate_control
+from engine.analysis.source.host import unit_macros
 from tests.analysis_support import cache_dir
 
 SASS_WITH_LINES = """\

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis import devices
-from engine.analysis.energy import EnergyMeasurement, EnergyUnavailable, compare_energy, measure_energy
-from engine.analysis.ncu import parse_raw_csv, profile_command, summarise, unit_scale
-from engine.analysis.roofline import Bottleneck, classify, precision_for, roofline_point
+from engine.analysis.profile import devices
+from engine.analysis.profile.ncu import parse_raw_csv, profile_command, summarise, unit_scale
+from engine.analysis.profile.roofline import Bottleneck, classify, precision_for, roofline_point
+from engine.verify.judge.energy_meter import EnergyMeasurement, EnergyUnavailable, compare_energy, measure_energy
 
 RAW_CSV = '''==PROF== Connected to process 123
 program output line
@@ -88,7 +88,7 @@ sys.stdout.write({RAW_CSV!r})""")
 
 
 def test_missing_ncu_degrades_with_a_reason(monkeypatch):
-    from engine.analysis import ncu as ncu_module
+    from engine.analysis.profile import ncu as ncu_module
 
     monkeypatch.setattr(ncu_module, "_default_ncu", lambda: None)
     profile = profile_command(["./prog"], budget_s=5)

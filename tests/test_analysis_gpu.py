@@ -143,7 +143,7 @@ def test_nvml_energy_per_call_over_a_two_second_loop():
 def test_device_ceilings_are_measured_and_stored(tmp_path):
     import torch
 
-    from engine.analysis import devices
+    from engine.analysis.profile import devices
 
     measured = devices.measure_ceilings(copy_bytes=1 << 28, matmul_size=4096, repeats=5)
     path = devices.store_measured(measured, tmp_path / "device_ceilings.json")

@@ -4,9 +4,9 @@ still needs, and the bytes cudaMemcpy moves. Pure source analysis: no compiler i
 
 from __future__ import annotations
 
-from engine.analysis import cuda_ast
-from engine.analysis.host import passed_values, transfers, unit_macros
-from engine.analysis.launch import cuda_launch_sites, launch_for
+from engine.analysis.source import cuda_ast
+from engine.analysis.source.host import passed_values, transfers, unit_macros
+from engine.analysis.source.launch import cuda_launch_sites, launch_for
 
 
 def _unit(source: str, fixed: dict | None = None):

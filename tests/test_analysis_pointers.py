@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis import cuda_ast
-from engine.analysis.layouts import scalar_bytes, struct_layouts
+from engine.analysis.source import cuda_ast
+from engine.analysis.source.layouts import scalar_bytes, struct_layouts
 from tests.perf_cases_support import analysed
 
 CASES = Path(__file__).parent / "pointer_cases"

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from engine.analysis import FEATURES, analyse_candidate, theoretical_occupancy
-from engine.analysis.ptxas import demangle_kernel_name, parse_ptxas_log
-from engine.analysis.sass import access_width, parse_sass
+from engine.analysis.binary.ptxas import demangle_kernel_name, parse_ptxas_log
+from engine.analysis.binary.sass import access_width, parse_sass
 from engine.problems.model import Config as ProblemConfig
 from tests.analysis_support import analyse_fixture, cache_dir, fixture_source
 
@@ -288,7 +288,7 @@ def test_without_the_configuration_the_init_argument_is_assumed_and_said_so():
 
 
 def test_get_inputs_shapes_are_read_from_the_reference_without_running_it():
-    from engine.analysis.launch import TensorShape, reference_inputs
+    from engine.analysis.source.launch import TensorShape, reference_inputs
     from engine.problems import get_problem
 
     softmax = get_problem("softmax")
@@ -349,7 +349,7 @@ class _RowsProblem:
 def test_a_path_flag_the_launch_computes_from_the_input_shape_picks_the_arm_modelled(cols, vec, sectors):
     """`if (vec)` from alignment and row length: the static estimate follows the arm the launch takes
     (both arms were averaged before: 10 sectors, where ncu saw 4.9 or 16)."""
-    from engine.analysis.launch import python_launch_sites, reference_inputs
+    from engine.analysis.source.launch import python_launch_sites, reference_inputs
 
     params = {"B": 64, "N": cols}
     (site,) = python_launch_sites(FLAGGED_MODULE, {"rows_copy"}, params,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from engine.analysis.standalone import FileAnalysis, analyse_file, parse_sizes
 from engine.cli import app
+from engine.feedback.standalone import FileAnalysis, analyse_file, parse_sizes
 from tests.analysis_support import cache_dir
 
 FIXTURES = Path(__file__).parent / "fixtures" / "analyze"

@@ -24,15 +24,15 @@ from app.components.events import EventWatcher, event_seq, filesystem_type, need
 from app.components.problems_view import ProblemFilter, filter_problems, size_bucket
 from app.testing import timed_stats
 from db.queries import RooflineRow, RoundRow, TimingRow
-from engine.analysis.devices import DeviceCeilings, MeasuredCeilings, match_device, store_measured
-from engine.analysis.energy import EnergyRecord
-from engine.analysis.ncu_record import NcuRecord
+from engine.analysis.profile.devices import DeviceCeilings, MeasuredCeilings, match_device, store_measured
+from engine.analysis.profile.ncu_record import NcuRecord
+from engine.analysis.profile.roofline import Bottleneck, Classification, RooflinePoint, RooflineRecord, roofline_point
 from engine.analysis.record import StaticReport
-from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint, RooflineRecord, roofline_point
 from engine.feedback.model import FeedbackRecord, Finding
 from engine.problems import get_problem
-from engine.stored import RooflineEntry, configs_of, roofline_entries, timing_entries
-from engine.verify.records import Verdict
+from engine.schema.verdict import Verdict
+from engine.store.diagnostics import RooflineEntry, configs_of, roofline_entries, timing_entries
+from engine.verify.judge.energy_meter import EnergyRecord
 
 # --- event watcher ----------------------------------------------------------------------------
 

@@ -21,11 +21,11 @@ REASON = "speedup 40.0× is over 10×: re-measured in a fresh runner"
 
 @pytest.fixture
 def fake_engine(refinery_home, monkeypatch):
-    fake = types.ModuleType("engine.runs")
+    fake = types.ModuleType("engine.runs.run")
     fake.gpu_available = lambda: False
     fake.run_folder = lambda run_id: refinery_home / "runs" / str(run_id)
     fake.send_control = lambda run_id, action, payload=None: None
-    monkeypatch.setitem(sys.modules, "engine.runs", fake)
+    monkeypatch.setitem(sys.modules, "engine.runs.run", fake)
 
 
 def _flag(candidate_id: int) -> int:
@@ -39,7 +39,7 @@ def _flag(candidate_id: int) -> int:
 def _flag_scored_with_speed(candidate_id: int) -> tuple[int, float, float]:
     """Flag a result whose stored reward still includes its speed term, as a row scored before flags held
     it does (the shipped recordings' flagged results); returns (evaluation, reward without, reward with)."""
-    from engine.reward import RewardWeights, unified_reward
+    from engine.reward.score import RewardWeights, unified_reward
 
     scored = unified_reward("correct", 40.0, {}, None, None, RewardWeights())
     held = unified_reward("correct", 40.0, {}, None, None, RewardWeights(), flagged=True)
@@ -85,7 +85,7 @@ def test_clearing_a_flag_on_the_rounds_panel_shows_at_once(fake_engine):
 
 
 def test_best_per_problem_leaves_out_a_rejected_result_and_counts_one_awaiting_review(refinery_home):
-    from engine.review import review_flag
+    from engine.reward.review import review_flag
 
     run_id = make_run()
     honest = add_round(run_id, 0, speedup=2.0, source=other_code(1))

@@ -14,11 +14,11 @@ PAGE = "views/new_run.py"
 
 @pytest.fixture
 def engine_calls(refinery_home, monkeypatch) -> list:
-    """A stand-in `engine.runs` with the contract's records, recording what the page asks of it."""
-    from engine.runs import LLMOptions, RunRequest
+    """A stand-in `engine.runs.run` with the contract's records, recording what the page asks of it."""
+    from engine.runs.run import LLMOptions, RunRequest
 
     calls: list = []
-    fake = types.ModuleType("engine.runs")
+    fake = types.ModuleType("engine.runs.run")
     fake.LLMOptions, fake.RunRequest = LLMOptions, RunRequest
     fake.gpu_available = lambda: False
     fake.run_folder = lambda run_id: refinery_home / "runs" / str(run_id)
@@ -28,7 +28,7 @@ def engine_calls(refinery_home, monkeypatch) -> list:
         return make_run(problem_slug=request.problem_slug)
 
     fake.start_run = start_run
-    monkeypatch.setitem(sys.modules, "engine.runs", fake)
+    monkeypatch.setitem(sys.modules, "engine.runs.run", fake)
     return calls
 
 
@@ -84,7 +84,7 @@ def test_an_engine_failure_is_said_where_the_button_is(engine_calls, monkeypatch
     def refuse(request):
         raise ValueError("unknown strategy 'x'")
 
-    monkeypatch.setattr(sys.modules["engine.runs"], "start_run", refuse)
+    monkeypatch.setattr(sys.modules["engine.runs.run"], "start_run", refuse)
     at = app_at(PAGE)
     at.button(key="nr_start").click().run()
     assert not at.exception
@@ -196,7 +196,7 @@ def test_the_library_proposer_on_an_imported_problem_is_refused_before_start_and
         engine_calls) -> None:
     from pathlib import Path
 
-    from engine.problems import import_path
+    from engine.problem_import import import_path
 
     (problem,) = import_path(Path(__file__).parent / "fixtures" / "c_import" / "plain" / "scale_add.c").imported
     at = app_at(PAGE)

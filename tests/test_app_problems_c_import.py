@@ -10,7 +10,7 @@ import pytest
 
 from app.components.import_view import save_uploads
 from app.testing import app_at
-from engine.problems.cimport.rounding import has_fma
+from engine.problem_import.cimport.rounding import has_fma
 
 PAGE = "views/problems.py"
 FIXTURES = Path(__file__).parent / "fixtures" / "c_import"

@@ -83,7 +83,7 @@ def test_roofline_and_timings_are_per_candidate(refinery_home) -> None:
 
 
 def test_stored_diagnostics_read_back_as_the_engines_records(refinery_home) -> None:
-    from engine import stored
+    from engine.store import diagnostics as stored
 
     run_id, ids = seed_run(2)
     read = stored.candidate_diagnostics(queries.candidate_detail(ids[1]))

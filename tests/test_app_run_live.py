@@ -15,13 +15,13 @@ PAGE = "views/run_live.py"
 
 @pytest.fixture
 def controls(refinery_home, monkeypatch) -> list:
-    """A stand-in `engine.runs` that records the controls the page sends."""
+    """A stand-in `engine.runs.run` that records the controls the page sends."""
     sent: list = []
-    fake = types.ModuleType("engine.runs")
+    fake = types.ModuleType("engine.runs.run")
     fake.gpu_available = lambda: False
     fake.run_folder = lambda run_id: refinery_home / "runs" / str(run_id)
     fake.send_control = lambda run_id, action, payload=None: sent.append((run_id, action, payload))
-    monkeypatch.setitem(sys.modules, "engine.runs", fake)
+    monkeypatch.setitem(sys.modules, "engine.runs.run", fake)
     return sent
 
 
@@ -144,7 +144,7 @@ def test_a_control_the_engine_refuses_is_said_in_words(controls, monkeypatch) ->
     def refuse(run_id, action, payload=None):
         raise ValueError("a hint needs some text")
 
-    monkeypatch.setattr(sys.modules["engine.runs"], "send_control", refuse)
+    monkeypatch.setattr(sys.modules["engine.runs.run"], "send_control", refuse)
     run_id, _ = seed_run(1)
     at = _open(run_id)
     at.button(key="ctl_pause").click().run()

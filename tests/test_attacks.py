@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem
-from engine.reward import unified_reward
+from engine.reward.score import unified_reward
 from engine.sandbox import JobLimits, boundary
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.pool import PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import EvaluationResult, Verdict
 
 REPO = Path(__file__).resolve().parents[1]
 ATTACKS = REPO / "tests" / "attacks"
@@ -92,7 +92,7 @@ def world(tmp_path_factory):
     monkeypatch.setenv("PGPASSWORD", DB_PASSWORD)
     get_settings.cache_clear()
     settings = get_settings()
-    from engine.verify.storage import store_evaluation
+    from engine.store.evaluation import store_evaluation
 
     stored = EvaluationResult(Verdict.INCORRECT, "stored before the attacks")
     store_evaluation(stored, problem_slug="relu-small", source="x", language="python",
@@ -330,7 +330,7 @@ def test_a_c_candidate_cannot_include_secrets_into_its_compile_log(world):
 
 
 def test_importing_a_hostile_problem_file_runs_its_code_in_the_sandbox(world, tmp_path):
-    from engine.problems.importer import import_path
+    from engine.problem_import.importer import import_path
 
     upload = tmp_path / "upload"
     upload.mkdir()

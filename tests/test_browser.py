@@ -166,10 +166,10 @@ def test_a_library_run_streams_rounds_into_the_live_view_without_a_reload(app_ur
 def test_an_llm_reply_is_watched_forming_in_the_live_view(tmp_path: Path, page: Page, monkeypatch) -> None:
     """The reply grows on the open page while the run process writes it, with no reload."""
     from app.testing import make_run
-    from engine.database import use_settings_database
     from engine.propose.reply_files import ReplyStreams
-    from engine.runs import Heartbeat
+    from engine.runs.run import Heartbeat
     from engine.settings import get_settings
+    from engine.store.database import use_settings_database
 
     home = tmp_path / "home"
     monkeypatch.setenv("REFINERY_HOME", str(home))

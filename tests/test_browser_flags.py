@@ -42,8 +42,8 @@ def _seed(home: Path) -> dict[str, int]:
     from app.testing import add_round, make_run, other_code
     from db.models import Evaluation
     from db.session import reset_engines, session_scope, use_database
-    from engine.database import use_settings_database
     from engine.settings import get_settings
+    from engine.store.database import use_settings_database
 
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setenv("REFINERY_HOME", str(home))

@@ -50,9 +50,9 @@ class App:
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     """`streamlit run` over a home this process seeds and keeps writing to (the same SQLite file)."""
     from db.session import reset_engines, use_database
-    from engine.database import use_settings_database
-    from engine.problems import import_path
+    from engine.problem_import import import_path
     from engine.settings import get_settings
+    from engine.store.database import use_settings_database
 
     home = tmp_path_factory.mktemp("browser-pages-home")
     with pytest.MonkeyPatch.context() as env:

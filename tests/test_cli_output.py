@@ -75,7 +75,7 @@ def test_an_export_error_is_the_last_thing_printed_with_no_spinner_line_after_it
 
 
 def test_the_run_progress_clock_counts_from_the_step_start_not_from_each_message(monkeypatch) -> None:
-    from engine import run_commands
+    from engine.cli import runs as run_commands
 
     now = [100.0]
     monkeypatch.setattr(run_commands.time, "monotonic", lambda: now[0])
@@ -92,7 +92,7 @@ def test_the_run_progress_clock_counts_from_the_step_start_not_from_each_message
 
 
 def test_the_run_log_does_not_start_with_the_database_upgrade(tmp_path) -> None:
-    script = ("from engine.runs import configure_run_log\n"
+    script = ("from engine.runs.run import configure_run_log\n"
               "configure_run_log()\n"
               "from db.session import get_engine\n"
               f"get_engine('sqlite:///{tmp_path / 'fresh.db'}')\n"
@@ -102,3 +102,12 @@ def test_the_run_log_does_not_start_with_the_database_upgrade(tmp_path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "fresh.db").is_file()  # the upgrade ran
     assert result.stderr.splitlines()[0].endswith("refinery.run: run 1: started"), result.stderr
+
+
+def test_the_command_line_runs_as_a_module_where_the_script_is_not_installed():
+    """`python -m engine.cli` is how the sandbox install test and the device benchmarks call `refinery`."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "engine.cli", "--help"], cwd=root, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "settings" in done.stdout and "flags" in done.stdout

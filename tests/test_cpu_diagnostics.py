@@ -4,11 +4,11 @@ diagnosis."""
 
 from __future__ import annotations
 
-from engine.pipeline import outcome_of
 from engine.problems import get_problem
 from engine.propose.base import Proposal
+from engine.runs.pipeline import outcome_of
+from engine.schema.verdict import ConfigResult, EvaluationResult, Verdict
 from engine.settings import get_settings
-from engine.verify.records import ConfigResult, EvaluationResult, Verdict
 
 GPU_WORDS = ("occupancy", "H200", "coalesc", "warp", "roofline", "shared memory", "bandwidth-bound", "SM")
 

@@ -13,17 +13,17 @@ import pytest
 from pydantic import ValidationError
 
 from db.queries import CandidateDetail, DiagnosticView
-from engine.analysis.devices import match_device
-from engine.analysis.energy import EnergyComparison, EnergyMeasurement, EnergyRecord
-from engine.analysis.ncu import NcuKernel, NcuProfile
-from engine.analysis.ncu_record import NcuRecord, ncu_record
+from engine.analysis.profile.devices import match_device
+from engine.analysis.profile.ncu import NcuKernel, NcuProfile
+from engine.analysis.profile.ncu_record import NcuRecord, ncu_record
+from engine.analysis.profile.roofline import Bottleneck, Classification, RooflineRecord, roofline_point
 from engine.analysis.record import StaticReport
-from engine.analysis.roofline import Bottleneck, Classification, RooflineRecord, roofline_point
 from engine.feedback.model import FeedbackRecord, Finding
-from engine.outcome import RoundOutcome
-from engine.reward import unified_reward
-from engine.stored import candidate_diagnostics, configs_of
-from engine.verify.records import EvaluationResult, Verdict
+from engine.reward.score import unified_reward
+from engine.schema.verdict import EvaluationResult, Verdict
+from engine.store.diagnostics import candidate_diagnostics, configs_of
+from engine.store.outcome import RoundOutcome
+from engine.verify.judge.energy_meter import EnergyComparison, EnergyMeasurement, EnergyRecord
 
 RECORDED = Path(__file__).resolve().parents[1] / "assets" / "recorded"
 

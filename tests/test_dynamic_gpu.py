@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis.dynamic import profile_candidate
-from engine.analysis.energy import EnergyRecord
+from engine.analysis.profile.dynamic import profile_candidate
 from engine.analysis.static import analyse_candidate
-from engine.pipeline import outcome_of
 from engine.problems import get_problem
 from engine.propose.base import Proposal
+from engine.runs.pipeline import outcome_of
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
+from engine.verify.judge.energy_meter import EnergyRecord
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 pytestmark = pytest.mark.gpu

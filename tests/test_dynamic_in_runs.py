@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis.energy import EnergyMeasurement, EnergyRecord, EnergyUnavailable
-from engine.analysis.ncu import NcuProfile
-from engine.analysis.ncu_record import NcuRecord, ncu_record
-from engine.database import use_settings_database
+from engine.analysis.profile.ncu import NcuProfile
+from engine.analysis.profile.ncu_record import NcuRecord, ncu_record
 from engine.problems import get_problem
 from engine.propose.base import Proposal
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.settings import get_settings
+from engine.store.database import use_settings_database
 from engine.verify.judge import energy as judge_energy
+from engine.verify.judge.energy_meter import EnergyMeasurement, EnergyRecord, EnergyUnavailable
 from engine.verify.judge.outcome import JobState
-from engine.verify.records import EvaluationResult, Verdict
 from tests.test_analysis_dynamic import RAW_CSV, _fake_ncu
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,15 +81,15 @@ def _transpose():
 
 
 def test_importing_the_energy_module_loads_no_parser():
-    """The GPU worker imports engine.analysis.energy: the package must not drag tree-sitter in with it."""
-    code = ("import sys, engine.analysis.energy; "
+    """The GPU worker imports engine.verify.judge.energy_meter: the package must not drag tree-sitter in with it."""
+    code = ("import sys, engine.verify.judge.energy_meter; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tree_sitter', 'simpleeval', 'sqlmodel')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == "[]"
 
 
 def test_kernel_selection_names_every_own_kernel_and_covers_one_call():
-    from engine.analysis.dynamic import kernel_selection
+    from engine.analysis.profile.dynamic import kernel_selection
     from engine.analysis.static import analyse_candidate
 
     problem = get_problem("fdtd-2d")
@@ -104,7 +104,7 @@ def test_kernel_selection_names_every_own_kernel_and_covers_one_call():
 def test_ncu_runs_the_candidate_once_inside_the_runners_sandbox(settings, tmp_path, monkeypatch):
     import tempfile
 
-    from engine.analysis.dynamic import profile_candidate
+    from engine.analysis.profile.dynamic import profile_candidate
     from engine.analysis.static import analyse_candidate
     from engine.sandbox import boundary
 
@@ -131,7 +131,7 @@ def test_ncu_runs_the_candidate_once_inside_the_runners_sandbox(settings, tmp_pa
 
 
 def test_a_candidate_that_does_not_build_is_not_profiled(settings, tmp_path, monkeypatch):
-    from engine.analysis.dynamic import profile_candidate
+    from engine.analysis.profile.dynamic import profile_candidate
     from engine.analysis.static import analyse_candidate
 
     _use_ncu(monkeypatch, _recording_ncu(tmp_path))
@@ -177,7 +177,7 @@ def _correct_result(problem, device: str = "NVIDIA H200", energy: dict | None = 
 
 
 def _outcome(problem, impl, result, profile: bool = True):
-    from engine.pipeline import outcome_of
+    from engine.runs.pipeline import outcome_of
 
     proposal = Proposal(impl.source, impl.language, "library", impl.name)
     return outcome_of(problem, proposal, result, get_settings(), profile=profile)
@@ -208,7 +208,7 @@ def test_refused_counters_leave_the_reason_where_the_user_looks(settings, tmp_pa
 
 @pytest.mark.parametrize(("verdict", "device"), [(Verdict.CORRECT, "cpu"), (Verdict.INCORRECT, "NVIDIA H200")])
 def test_nothing_is_profiled_without_a_gpu_or_a_correct_candidate(settings, tmp_path, monkeypatch, verdict, device):
-    import engine.analysis.dynamic as dynamic
+    import engine.analysis.profile.dynamic as dynamic
 
     profiled = []
     _use_ncu(monkeypatch, _recording_ncu(tmp_path))
@@ -221,7 +221,7 @@ def test_nothing_is_profiled_without_a_gpu_or_a_correct_candidate(settings, tmp_
 
 
 def test_a_profiler_crash_is_a_reason_not_a_lost_round(settings, monkeypatch):
-    import engine.pipeline as pipeline
+    import engine.runs.pipeline as pipeline
 
     def explode(*_args, **_kwargs):
         raise OSError("disk full")
@@ -332,7 +332,7 @@ def test_a_profiled_round_stores_the_static_estimate_beside_ncu_per_kernel(setti
     ("void gemm::tiled_kernel<float, 4>(const float *, int)", "tiled_kernel"),
     ("relu_naive", "relu_naive")])
 def test_ncu_kernel_names_are_matched_by_their_function_name(name, short):
-    from engine.analysis.agreement import short_name
+    from engine.analysis.profile.agreement import short_name
 
     assert short_name(name) == short
 
@@ -340,7 +340,7 @@ def test_ncu_kernel_names_are_matched_by_their_function_name(name, short):
 @pytest.mark.parametrize(("static", "measured", "agree"), [(4.0, 4.9, True), (4.0, 5.5, False), (16.0, 20.0, True),
                                                            (10.0, 16.0, False), (None, 4.0, None)])
 def test_sectors_agree_within_a_quarter_or_one_sector(static, measured, agree):
-    from engine.analysis.agreement import agree_sectors
+    from engine.analysis.profile.agreement import agree_sectors
 
     assert agree_sectors(static, measured) is agree
 
@@ -351,13 +351,13 @@ def test_sectors_agree_within_a_quarter_or_one_sector(static, measured, agree):
     (5e9, "small"),  # nothing fits: the smallest visible one, never a hidden one
 ])
 def test_a_slow_candidate_is_profiled_on_a_smaller_visible_configuration(candidate_us, expected):
-    from engine.analysis.dynamic import profile_config
+    from engine.analysis.profile.dynamic import profile_config
 
     assert profile_config(get_problem("matmul-fp16"), "large", candidate_us) == expected
 
 
 def test_without_a_timing_the_timed_configuration_is_profiled():
-    from engine.analysis.dynamic import profile_config
+    from engine.analysis.profile.dynamic import profile_config
 
     assert profile_config(get_problem("matmul-fp16"), "large", None) == "large"
     assert profile_config(get_problem("matmul-fp16"), None, 300_000.0) is None
@@ -373,7 +373,7 @@ def test_a_round_profiled_on_a_smaller_configuration_says_which(settings, tmp_pa
 
 
 def test_a_hidden_timed_configuration_is_never_the_one_profiled():
-    from engine.analysis.dynamic import profile_config
+    from engine.analysis.profile.dynamic import profile_config
 
     problem = get_problem("matmul-fp16")
     assert profile_config(problem, "odd-shape", 300.0) == "large"  # odd-shape is hidden: the largest visible fits

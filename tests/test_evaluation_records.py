@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from db.models import Evaluation
 from engine.schema.evaluation import EvaluationTiming, KernelLaunch, TimingStats
-from engine.verify.records import ConfigResult, EvaluationResult, Verdict
-from engine.verify.storage import evaluation_row, result_from_row
+from engine.schema.verdict import ConfigResult, EvaluationResult, Verdict
+from engine.store.evaluation import evaluation_row, result_from_row
 
 RECORDED = Path(__file__).resolve().parents[1] / "assets" / "recorded"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.analysis import analyse_candidate
-from engine.analysis.roofline import Bottleneck
+from engine.analysis.profile.roofline import Bottleneck
 from engine.feedback import Finding, all_tools, build_diagnostics, run_tools
 from engine.problems import scan_all
 from tests.analysis_support import cache_dir

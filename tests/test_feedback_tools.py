@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.analysis import devices
-from engine.analysis.ncu import NcuSummary
-from engine.analysis.roofline import Bottleneck, Classification, roofline_point
+from engine.analysis.profile import devices
+from engine.analysis.profile.ncu import NcuSummary
+from engine.analysis.profile.roofline import Bottleneck, Classification, roofline_point
 from engine.feedback import all_tools, build_diagnostics, render_feedback, run_tools
 from engine.problems import Problem
-from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, Verdict
+from engine.schema.verdict import ConfigResult, EvaluationResult, IntegrityFinding, Verdict
 from tests.analysis_support import analyse_fixture
 
 H200 = devices.match_device("H200")
@@ -246,7 +246,7 @@ def test_feedback_text_is_a_short_ranked_list_with_number_and_change():
 
 
 def test_a_failed_profile_leaves_static_diagnostics_with_the_reason():
-    from engine.analysis.ncu import NcuProfile
+    from engine.analysis.profile.ncu import NcuProfile
 
     refused = NcuProfile(False, "performance counters refused (ERR_NVGPUCTRPERM)", [], 1.0, ["./prog"])
     diagnostics = build_diagnostics(analyse_fixture("transpose_naive.cu"), device=H200, profile=refused)

@@ -12,8 +12,8 @@ from db.evaluations import get_flag, list_flags
 from db.labels import load_evidence
 from db.models import Candidate, Evaluation, Run
 from db.session import session_scope
-from engine.review import review_flag
-from engine.reward import RewardWeights, unified_reward
+from engine.reward.review import review_flag
+from engine.reward.score import RewardWeights, unified_reward
 
 FEATURES = {"occupancy": 0.5, "spill_bytes": 0.0, "coalescing_sectors_per_request": 4.0, "vector_width": 16.0}
 
@@ -120,7 +120,7 @@ def test_the_cli_lists_and_clears_flags(stored):
 
 
 def test_a_flagged_row_scored_before_flags_held_speed_counts_without_it_until_cleared():
-    from engine.reward import clear_held_speed, counted_reward
+    from engine.reward.score import clear_held_speed, counted_reward
 
     old = unified_reward("correct", 20.0, FEATURES, 0.9, None, RewardWeights())  # speed in its total
     held = unified_reward("correct", 20.0, FEATURES, 0.9, None, RewardWeights(), flagged=True)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 from engine.wire.randomness import draws_random_numbers
 from tests.verify_support import verifier_in_fresh_home
 

@@ -9,10 +9,10 @@ import pytest
 
 from db.labels import list_labelers, list_labels
 from db.session import reset_engines
-from engine.database import use_settings_database
 from engine.rank import labeling
 from engine.rank.synthetic import SyntheticConfig, write_synthetic
 from engine.settings import get_settings
+from engine.store.database import use_settings_database
 
 
 @pytest.fixture

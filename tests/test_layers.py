@@ -41,7 +41,7 @@ def _python_files(*parts: str) -> list[Path]:
 
 
 SCHEMA = "engine.schema"  # the leaf record schema every layer may read
-STORE = ("engine/verify/storage.py",)  # maps EvaluationResult to and from the evaluation row
+STORE = ("engine/store/evaluation.py",)  # maps EvaluationResult to and from the evaluation row
 
 
 def _outside_schema(name: str) -> bool:
@@ -169,7 +169,7 @@ def test_the_check_sees_an_import_inside_a_function(tmp_path):
 UNTRUSTED, WIRE = "engine.untrusted", "engine.wire"
 
 
-def _imported_modules(path: Path) -> list[str]:
+def _named_modules(path: Path) -> list[str]:
     """Every absolute module an import in `path` names (`from engine import x` names `engine.x`)."""
     names = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -188,7 +188,7 @@ def _within(name: str, *packages: str) -> bool:
 def _reaching_out(folder: Path, allowed: tuple[str, ...]) -> list[str]:
     """The imports in `folder` of our own code (engine, db, app) outside the `allowed` packages."""
     return [f"{path.relative_to(folder)}: {name}" for path in sorted(folder.rglob("*.py"))
-            for name in _imported_modules(path) if _within(name, "engine", "db", "app") and not _within(name, *allowed)]
+            for name in _named_modules(path) if _within(name, "engine", "db", "app") and not _within(name, *allowed)]
 
 
 def test_the_untrusted_folder_imports_only_itself_and_the_wire():
@@ -201,7 +201,7 @@ def test_the_wire_imports_only_itself():
 
 def test_the_judge_imports_nothing_from_the_untrusted_folder():
     judge = ROOT / "engine" / "verify" / "judge"
-    assert [n for p in judge.rglob("*.py") for n in _imported_modules(p) if _within(n, UNTRUSTED)] == []
+    assert [n for p in judge.rglob("*.py") for n in _named_modules(p) if _within(n, UNTRUSTED)] == []
 
 
 def test_the_boundary_check_sees_an_import_reaching_out_inside_a_function(tmp_path):
@@ -221,7 +221,7 @@ def test_every_untrusted_sandbox_shows_exactly_the_untrusted_folder_and_the_wire
     assert tuple(name.replace(".", "/") for name in (UNTRUSTED, WIRE)) == UNTRUSTED_PACKAGES
     assert {m.target for m in code_mounts(UNTRUSTED_PACKAGES)} == {
         f"{CODE_ROOT}/engine/__init__.py", f"{CODE_ROOT}/engine/untrusted", f"{CODE_ROOT}/engine/wire"}
-    assert _imported_modules(ROOT / "engine" / "__init__.py") == []  # the one file above them imports nothing
+    assert _named_modules(ROOT / "engine" / "__init__.py") == []  # the one file above them imports nothing
 
 
 def test_every_sandboxed_program_of_ours_is_given_one_of_the_named_lists():
@@ -298,3 +298,134 @@ def _is_module(name: str) -> bool:
         return importlib.util.find_spec(name) is not None
     except ModuleNotFoundError:  # a parent that is a module, not a package
         return False
+
+
+# --- the engine's packages are layers: every import points down, and no package loop ---------------------
+# Lowest first. A package may import only packages of layers below its own (peers on one layer import nothing of
+# each other). `engine.verify.judge` counts as a package of its own (it drives the untrusted side); `engine.wire` is the
+# one thing both sides of the sandbox speak, `engine.untrusted` every program that runs untrusted code.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("engine.settings", "engine.schema", "engine.lazy_exports"),  # leaves: they import nothing of the engine
+    ("engine.wire",),  # imports only itself
+    ("engine.untrusted", "engine.python_ast"),  # the untrusted side; the one `ast` lock (kept in the wire)
+    ("engine.problems", "engine.sandbox"),  # the problem records and library; the OS boundary
+    ("engine.build",),  # compiles candidates and references, in the sandbox
+    ("engine.problem_import",),  # brings problems in: builds, probes in the sandbox
+    ("engine.verify.judge",),  # times and checks a runner's calls; measures energy
+    ("engine.verify",),  # prepares jobs, the worker pools and the choice between them
+    ("engine.analysis",),  # reads source, binary and profile; profiles a verified candidate
+    ("engine.feedback",),  # tools over the analysis
+    ("engine.propose", "engine.rank", "engine.reward", "engine.search"),
+    ("engine.store", "engine.export"),  # rows written and read back as records; datasets
+    ("engine.runs",),  # a run: the pipeline over all of the above
+    ("engine.cli",),  # the command line, which nothing imports
+)
+
+# Arrows that still run back up, each with why it is left. Both ends are folders being moved by another change;
+# the test fails once an arrow is gone, so the list only shrinks.
+KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {
+    # sandbox/programs.py `tool_path` finds nvcc's folder with build.tools.find_tool, to put it on a sandbox's PATH:
+    # the tool finder belongs below the sandbox (or the PATH is handed in by the caller that builds).
+    ("engine.sandbox", "engine.build"): "sandbox/programs.py: tool_path",
+}
+
+_OWN_PACKAGES = ("engine.verify.judge",)  # a subfolder that is a layer of its own
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_of(module: str) -> str:
+    """The layer unit a module belongs to: `engine.<pkg>` (a root module counts as its own), or one of
+    `_OWN_PACKAGES` for the folders of verify that are packages in their own right."""
+    for own in _OWN_PACKAGES:
+        if module == own or module.startswith(own + "."):
+            return own
+    return ".".join(module.split(".")[:2])
+
+
+def engine_imports(path: Path, modules: set[str], root: Path = ROOT) -> set[str]:
+    """Every engine module `path` imports, those inside functions too, relative imports resolved; `from a import b`
+    names the module a.b where b is one, else a."""
+    here = _module_name(path, root)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names}
+    return {name for name in found if name in modules}
+
+
+def package_edges(root: Path = ROOT) -> dict[tuple[str, str], list[str]]:
+    """(importer, imported) package pairs across engine's packages, each with the module imports that make it."""
+    paths = sorted((root / "engine").rglob("*.py"))
+    modules = {_module_name(p, root) for p in paths}
+    edges: dict[tuple[str, str], list[str]] = {}
+    for path in paths:
+        source = _module_name(path, root)
+        for target in sorted(engine_imports(path, modules, root)):
+            pair = (package_of(source), package_of(target))
+            if target != "engine" and pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(f"{source} -> {target}")
+    return edges
+
+
+def back_edges(edges: dict[tuple[str, str], list[str]], layers=LAYERS) -> dict[tuple[str, str], list[str]]:
+    """The edges whose importer is not on a layer strictly above the imported package's."""
+    level = {package: i for i, layer in enumerate(layers) for package in layer}
+    return {pair: why for pair, why in edges.items() if level[pair[0]] <= level[pair[1]]}
+
+
+def find_cycle(edges) -> list[str] | None:
+    """One package loop among `edges`, or None."""
+    from graphlib import CycleError, TopologicalSorter
+
+    graph: dict[str, set[str]] = {}
+    for importer, imported in edges:
+        graph.setdefault(importer, set()).add(imported)
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as loop:
+        return loop.args[1]
+    return None
+
+
+def test_every_engine_package_is_on_a_layer():
+    declared = [package for layer in LAYERS for package in layer]
+    assert len(declared) == len(set(declared))
+    packages = {package_of(_module_name(p)) for p in (ROOT / "engine").rglob("*.py")} - {"engine"}
+    assert packages - set(declared) == set(), "place the new package on a layer"
+    assert set(declared) - packages == set(), "a declared package no longer exists"
+
+
+def test_every_import_between_engine_packages_points_down_a_layer():
+    found = back_edges(package_edges())
+    assert {pair: why for pair, why in found.items() if pair not in KNOWN_BACK_EDGES} == {}
+    assert set(KNOWN_BACK_EDGES) - set(found) == set(), "a known back-arrow is gone: take it off the list"
+
+
+def test_the_engine_packages_form_no_loop_but_the_known_exceptions():
+    edges = {pair for pair in package_edges() if pair not in KNOWN_BACK_EDGES}
+    assert find_cycle(edges) is None
+
+
+def test_the_layer_rules_see_a_back_arrow_a_loop_and_a_relative_import(tmp_path):
+    for name, text in {"engine/__init__.py": "", "engine/settings.py": "from engine.runs import run\n",
+                       "engine/runs/__init__.py": "", "engine/runs/run.py": "def f():\n    from ..settings import X\n",
+                       "engine/cli/__init__.py": "from . import output\n", "engine/cli/output.py": ""}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    edges = package_edges(tmp_path)
+    assert set(edges) == {("engine.settings", "engine.runs"), ("engine.runs", "engine.settings")}
+    layers = (("engine.settings",), ("engine.runs",), ("engine.cli",))
+    assert set(back_edges(edges, layers)) == {("engine.settings", "engine.runs")}
+    assert find_cycle(edges) is not None
+    assert find_cycle({("engine.runs", "engine.settings")}) is None

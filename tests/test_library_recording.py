@@ -15,9 +15,9 @@ from db.models import Diagnostic
 from db.session import session_scope
 from engine.build.cuda import content_key
 from engine.problems import get_problem
-from engine.recorded import load_recorded
+from engine.schema.verdict import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, TimingStats, Verdict
 from engine.settings import get_settings
-from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, TimingStats, Verdict
+from engine.store.recorded import load_recorded
 from tests.benchmark_scripts import load_benchmark
 
 DEVICE = "NVIDIA H200"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from db.models import Evaluation
-from engine.recorded import RECORDED_DIR
-from engine.verify.records import EvaluationResult, Verdict
-from engine.verify.storage import result_from_row
+from engine.schema.verdict import EvaluationResult, Verdict
+from engine.store.evaluation import result_from_row
+from engine.store.recorded import RECORDED_DIR
 from tests.benchmark_scripts import load_benchmark
 
 RECORDING = RECORDED_DIR / "h200-library-check.jsonl"

@@ -11,7 +11,7 @@ import pytest
 from db import runs_repo
 from engine.propose.llm import LLMConfig, LLMProposer
 from engine.propose.reply_files import latest_replies
-from engine.runs import LLMOptions, RunRequest, create_run, execute_run, run_folder
+from engine.runs.run import LLMOptions, RunRequest, create_run, execute_run, run_folder
 from tests.llm_server import start_server
 from tests.test_propose_llm import context, problem  # noqa: F401 - the fixture
 from tests.test_runs import ScriptedPipeline, problem_slug  # noqa: F401 - the fixture
@@ -155,7 +155,7 @@ def test_the_endpoint_check_lists_models_and_says_what_is_wrong(server):
 
 
 def test_a_runs_tokens_and_cost_are_counted_where_the_model_is_priced(server, problem_slug):  # noqa: F811
-    from engine.usage import run_usage
+    from engine.runs.usage import run_usage
 
     _, url = server
     run_id = create_run(RunRequest(problem_slug, rounds=2, proposer="llm",

@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.problems import import_path, load_problem
-from engine.problems.probe_batch import ProbeSession
+from engine.problem_import import import_path
+from engine.problem_import.probe_batch import ProbeSession
+from engine.problems import load_problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LEVEL = FIXTURES / "kernelbench" / "level1"

@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.problems import import_path
-from engine.problems.cimport import ImportOptions, import_program
+from engine.problem_import import import_path
+from engine.problem_import.cimport import ImportOptions, import_program
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 FIXTURES = Path(__file__).parent / "fixtures" / "c_import"

@@ -12,12 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.cli import app
+from engine.problem_import.cimport import import_program
+from engine.problem_import.cimport.rounding import has_fma
 from engine.problems import load_problem
-from engine.problems.cimport import import_program
-from engine.problems.cimport.rounding import has_fma
+from engine.schema.verdict import ConfigResult, Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import rounding_caveat
-from engine.verify.records import ConfigResult, Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 FIXTURES = Path(__file__).parent / "fixtures" / "c_rounding"

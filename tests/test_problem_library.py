@@ -11,10 +11,10 @@ import pytest
 
 from engine.build.cuda import compile_cubin, compile_shared_library
 from engine.build.extract import cuda_sources_from_python
+from engine.problem_import.probe import compile_c_shared, probe_pytorch
 from engine.problems import BUILTIN_DIR, scan
 from engine.problems.c_args import arg_specs
 from engine.problems.c_call import call_host
-from engine.problems.probe import compile_c_shared, probe_pytorch
 from engine.wire.c_entry import load_entry
 from engine.wire.c_inputs import make_inputs
 

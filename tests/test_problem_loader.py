@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.problems import ProblemError, import_path, load_problem, scan, validate
+from engine.problem_import import import_path, validate
+from engine.problems import ProblemError, load_problem, scan
 
 GOOD_REFERENCE = textwrap.dedent("""
     import torch

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.problems import ProblemError, import_path, load_problem, scan
-from engine.problems.cimport.sources import SourceError, gather
+from engine.problem_import import import_path
+from engine.problem_import.cimport.sources import SourceError, gather
+from engine.problems import ProblemError, load_problem, scan
 from engine.problems.library import BUILTIN_DIR
 from engine.problems.paths import UnsafePath, copy_tree
 

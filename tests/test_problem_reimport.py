@@ -10,7 +10,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from engine.cli import app
-from engine.problems import import_path, load_problem
+from engine.problem_import import import_path
+from engine.problems import load_problem
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DROPOUT = FIXTURES / "kernelbench" / "level1" / "2_Dropout.py"

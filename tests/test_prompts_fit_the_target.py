@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.problem_import.cimport import import_program
 from engine.problems import get_problem
-from engine.problems.cimport import import_program
 from engine.propose import ProposalContext
 from engine.propose.prompts import build_prompt
 from engine.propose.reference_view import ABSOLUTE_PATH, MAX_REFERENCE_CHARS

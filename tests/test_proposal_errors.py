@@ -3,12 +3,12 @@ and no diagnosis of code that does not exist; a reply without code (the model's 
 
 from __future__ import annotations
 
-from engine.pipeline import outcome_of
 from engine.problems import get_problem
 from engine.propose.base import Proposal
-from engine.reward import FAILURE_REWARD
+from engine.reward.score import FAILURE_REWARD
+from engine.runs.pipeline import outcome_of
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.settings import get_settings
-from engine.verify.records import EvaluationResult, Verdict
 
 
 def _failed(error: str, **meta) -> tuple[Proposal, EvaluationResult]:

@@ -128,7 +128,7 @@ KERNELBENCH_FILE = Path(__file__).parent / "fixtures" / "kernelbench" / "level1"
 @pytest.fixture
 def imported_c(refinery_home):
     """A C program imported into the data folder: its reference, its copy as cpu-naive and a one-thread port."""
-    from engine.problems import import_path
+    from engine.problem_import import import_path
 
     (problem,) = import_path(C_PROGRAM).imported
     return problem
@@ -141,7 +141,7 @@ def test_the_library_has_nothing_for_an_imported_c_program_and_says_to_use_the_l
 
 
 def test_the_library_has_nothing_for_an_imported_kernelbench_file(tmp_path):
-    from engine.problems import import_path
+    from engine.problem_import import import_path
 
     (problem,) = import_path(KERNELBENCH_FILE, dest_root=tmp_path).imported
     assert "ships no implementation" in (library_refusal(problem) or "")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from db import runs_repo
 from db.session import reset_engines
-from engine.database import use_settings_database
-from engine.recorded import load_recorded, save_recording
-from engine.runs import RunRequest, create_run
+from engine.runs.run import RunRequest, create_run
 from engine.settings import get_settings
+from engine.store.database import use_settings_database
+from engine.store.recorded import load_recorded, save_recording
 from tests.test_runs import problem_slug, run  # noqa: F401 - fixture and helper
 
 
@@ -36,7 +36,7 @@ def test_recording_loads_into_another_database_as_recorded_and_only_once(problem
 
 
 def test_every_shipped_recording_loads_as_real_gpu_measurements(refinery_home):
-    from engine.recorded import RECORDED_DIR
+    from engine.store.recorded import RECORDED_DIR
 
     shipped = sorted(RECORDED_DIR.glob("*.jsonl"))
     assert shipped, "assets/recorded holds no recording"

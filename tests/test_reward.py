@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from engine.reward import anchored_rewards, discounted_returns, structural_score, tiered_reward, unified_reward
+from engine.reward.score import anchored_rewards, discounted_returns, structural_score, tiered_reward, unified_reward
 
 GOOD = {"coalescing_sectors_per_request": 4, "occupancy": 1.0, "spill_bytes": 0, "vector_width": 16}
 BAD = {"coalescing_sectors_per_request": 32, "occupancy": 0.1, "spill_bytes": 128, "vector_width": 4}

@@ -8,10 +8,10 @@ import textwrap
 import pytest
 
 from db import runs_repo
-from engine.outcome import RoundOutcome
-from engine.reward import unified_reward
-from engine.runs import LLMOptions, RunRequest, create_run, events_dir, execute_run, send_control
-from engine.verify.records import EvaluationResult, Verdict
+from engine.reward.score import unified_reward
+from engine.runs.run import LLMOptions, RunRequest, create_run, events_dir, execute_run, send_control
+from engine.schema.verdict import EvaluationResult, Verdict
+from engine.store.outcome import RoundOutcome
 from tests.test_problem_loader import GOOD_TOML, write_problem
 from tests.test_propose_library import IMPL
 
@@ -232,10 +232,10 @@ def test_a_runs_profiling_choice_reaches_its_pipeline(problem_slug, profile):
 
 
 def test_a_run_without_profiling_asks_the_worker_for_no_energy_and_profiles_nothing(refinery_home, monkeypatch):
-    from engine.pipeline import RoundPipeline
     from engine.problems import get_problem
+    from engine.runs.pipeline import RoundPipeline
 
-    monkeypatch.setattr("engine.pipeline.make_pool", lambda settings: None)
+    monkeypatch.setattr("engine.runs.pipeline.make_pool", lambda settings: None)
     pipeline = RoundPipeline(get_problem("relu"), gpu=True)
     assert pipeline.profiling and pipeline.verifier.options.timing_policy is None  # the settings' policy: energy on
     pipeline.set_profiling(False)
@@ -302,7 +302,7 @@ def test_a_running_run_beats_and_a_silent_one_is_ended_with_the_way_to_resume(pr
     from datetime import timedelta
 
     from db.models import utcnow
-    from engine.runs import Heartbeat, reap_silent_runs
+    from engine.runs.run import Heartbeat, reap_silent_runs
 
     run_id = create_run(RunRequest(problem_slug, rounds=2))
     runs_repo.update_run(run_id, status="running", started_at=utcnow())

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from db import runs_repo
-from engine.runs import RunRequest, create_run, execute_run, run_folder, spawn_run_process
+from engine.runs.run import RunRequest, create_run, execute_run, run_folder, spawn_run_process
 
 TOML = textwrap.dedent("""
     title = "Scale"

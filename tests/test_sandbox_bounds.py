@@ -126,7 +126,7 @@ def test_a_problem_whose_reference_prints_without_end_fails_its_import_with_a_cl
         reference.write(FLOODING_CONSTRUCTOR)
     result = in_child_python(f"""
         from pathlib import Path
-        from engine.problems import import_path
+        from engine.problem_import import import_path
 
         honest = import_path(Path({str(SCALE)!r}), Path({str(tmp_path / "imported")!r}))
         assert not honest.errors, honest.errors
@@ -173,8 +173,8 @@ def test_a_job_cannot_write_more_than_its_scratch_quota(tmp_path):
 @needs_namespaces
 def test_a_finished_compile_or_probe_leaves_no_scratch_folder_behind(tmp_path):
     from engine.build.c import compile_c_library
+    from engine.problem_import.probe import probe_c
     from engine.problems import load_problem
-    from engine.problems.probe import probe_c
 
     mine = f"-{owners.tag()}-"
     before = {p for p in scratch.default_root().iterdir() if mine in p.name}
@@ -251,11 +251,11 @@ class ModelNew(torch.nn.Module):
 @pytest.mark.slow
 def test_a_pool_keeps_a_bounded_log_tail_and_leaves_no_logs_or_scratch_folders_behind(tmp_path, monkeypatch):
     from engine.problems import load_problem
+    from engine.schema.verdict import Verdict
     from engine.settings import get_settings
     from engine.verify.evaluate import Verifier, VerifyOptions
     from engine.verify.pool import LOG_TAIL_CHARS, PoolConfig, WorkerPool
     from engine.verify.prepare import TimingOptions
-    from engine.verify.records import Verdict
 
     monkeypatch.setenv("REFINERY_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from db import runs_repo
-from engine.runs import RunRequest, create_run, execute_run
+from engine.runs.run import RunRequest, create_run, execute_run
 from engine.sandbox import boundary
-from engine.scale import make_pool, ray_requested, ray_workers
 from engine.settings import get_settings
 from engine.verify.judge.job import Job
 from engine.verify.pool import PoolConfig, WorkerPool
 from engine.verify.ray_pool import PoolActor, RayWorkerPool, ShippingDesk, gpu_share, job_files, localize
+from engine.verify.scale import make_pool, ray_requested, ray_workers
 from tests.c_problem_support import FAST_TIMING, write_c_problem
 
 
@@ -55,7 +55,7 @@ def _verdicts(run_id: int) -> list[tuple[int, int, str, str]]:
 
 
 def _run(slug: str, monkeypatch, ray: bool) -> tuple[list, list[str]]:
-    from engine.pipeline import RoundPipeline
+    from engine.runs.pipeline import RoundPipeline
 
     monkeypatch.setenv("REFINERY_RAY", "1" if ray else "0")
     pools = []
@@ -157,8 +157,8 @@ def test_refinery_verify_gives_the_same_verdict_on_a_ray_worker_and_locally(ray_
 
     from typer.testing import CliRunner
 
-    from engine import scale
     from engine.cli import app
+    from engine.verify import scale
 
     slug = write_c_problem(fast_home, names=("plain",))
     prebuild(slug)

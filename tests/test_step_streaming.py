@@ -16,10 +16,10 @@ import pytest
 from db import runs_repo
 from engine.build.candidate import CandidateBuild
 from engine.propose.base import EXHAUSTED, Proposal
-from engine.runs import LLMOptions, RunRequest, create_run, execute_run
-from engine.step_samples import StepSamples, replies_as_they_arrive
+from engine.runs.run import LLMOptions, RunRequest, create_run, execute_run
+from engine.runs.step_samples import StepSamples, replies_as_they_arrive
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.verify.pool import JobOutcome
-from engine.verify.records import EvaluationResult, Verdict
 from tests.llm_server import start_server
 from tests.test_runs import no_client_retries, problem_slug  # noqa: F401 - the fixtures
 
@@ -59,7 +59,7 @@ class RecordingPool:
 def streamed_run(problem_slug, no_client_retries, monkeypatch):  # noqa: F811
     """A best-of-5 step of the LLM proposer through the real pipeline: the stored rows, and by sample when
     its build started, when its job started, and when its reply started to be sent."""
-    from engine.pipeline import RoundPipeline
+    from engine.runs.pipeline import RoundPipeline
 
     pool, builds = RecordingPool(), []
 
@@ -72,7 +72,7 @@ def streamed_run(problem_slug, no_client_retries, monkeypatch):  # noqa: F811
         made.verifier.builder = builder
         return made
 
-    monkeypatch.setattr("engine.pipeline.make_pool", lambda settings: pool)
+    monkeypatch.setattr("engine.runs.pipeline.make_pool", lambda settings: pool)
     server, url = start_server()
     try:
         run_id = create_run(RunRequest(problem_slug, strategy="best-of-n", rounds=1, samples=5, proposer="llm",

@@ -17,10 +17,10 @@ from db import runs_repo
 from db.labels import add_label, create_session, get_or_create_labeler, list_labels
 from db.models import Candidate
 from db.session import reset_engines, session_scope
-from engine.database import use_settings_database
 from engine.rank.synthetic import SyntheticConfig, write_synthetic
-from engine.runs import RunRequest, create_run, run_folder, spawn_run_process
+from engine.runs.run import RunRequest, create_run, run_folder, spawn_run_process
 from engine.settings import get_settings
+from engine.store.database import use_settings_database
 from tests.c_problem_support import FAST_TIMING, write_c_problem
 from tests.test_scale_ray import prebuild
 

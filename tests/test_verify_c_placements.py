@@ -10,9 +10,9 @@ import textwrap
 import pytest
 
 from engine.problems.library import load_problem
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 from engine.wire.c_entry import ROTATED_BYTES
 from tests.verify_support import verifier_in_fresh_home
 

@@ -15,9 +15,9 @@ import pytest
 
 from engine.problems import load_problem
 from engine.sandbox import boundary
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from engine.problems import get_problem, load_problem
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"
@@ -131,7 +131,7 @@ def test_evaluate_stream_builds_each_candidate_before_the_next_one_has_arrived(v
 
 def test_stored_evaluation_round_trips(honest_result, refinery_home):
     pytest.importorskip("sqlmodel")
-    from engine.verify.storage import latest_result, store_evaluation
+    from engine.store.evaluation import latest_result, store_evaluation
 
     candidate_id, _ = store_evaluation(honest_result, problem_slug="relu-small", source="src", language="python")
     again = latest_result(candidate_id)
@@ -184,7 +184,7 @@ def test_an_output_wrong_the_same_way_on_every_call_is_named_incorrect_not_a_cac
 def test_the_torch_build_that_ran_it_is_recorded_and_stored(honest_result):
     import torch
 
-    from engine.verify.storage import evaluation_row, result_from_row
+    from engine.store.evaluation import evaluation_row, result_from_row
 
     assert honest_result.torch_version == torch.__version__
     assert result_from_row(evaluation_row(honest_result, candidate_id=1)).torch_version == torch.__version__

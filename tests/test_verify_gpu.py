@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem, scan_all
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.judge.c_judge import REFERENCE_CALLS
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 pytestmark = pytest.mark.gpu

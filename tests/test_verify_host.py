@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from engine.problems import load_problem
+from engine.schema.verdict import EvaluationResult, Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.host import BusyProcess, HostRecord, HostWatch, notes_for, summary
 from engine.verify.judge.job import Job
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import EvaluationResult, Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"
@@ -126,7 +126,7 @@ def test_busy_processes_on_other_cores_or_a_gpu_timing_get_only_the_line():
 
 
 def test_the_record_round_trips_through_the_result_and_the_stored_row():
-    from engine.verify.storage import evaluation_row, result_from_row
+    from engine.store.evaluation import evaluation_row, result_from_row
 
     host = HostRecord(cores=[3], exclusive=True, setup="timing on 3", load_avg=[0.1, 0.1, 0.1],
                       busy_others=[BusyProcess("cc1", 12.5, 2, False)], in_flight=2)
@@ -137,8 +137,8 @@ def test_the_record_round_trips_through_the_result_and_the_stored_row():
 
 
 def test_a_runs_stored_row_carries_the_host_record_and_the_notes():
-    from engine.outcome import RoundOutcome
-    from engine.reward import RewardBreakdown
+    from engine.reward.score import RewardBreakdown
+    from engine.store.outcome import RoundOutcome
 
     result = EvaluationResult(Verdict.CORRECT, "ok", host=HostRecord(cores=[3], exclusive=True),
                               notes=["timed on core 3 (exclusive); nothing else busy"])
@@ -229,7 +229,7 @@ def test_evaluations_that_never_timed_still_record_where_they_ran(pinned, scale,
 
 @needs_two_cores
 def test_the_stored_evaluation_keeps_the_host_record(on_core, refinery_home):
-    from engine.verify.storage import latest_result, store_evaluation
+    from engine.store.evaluation import latest_result, store_evaluation
 
     candidate_id, _ = store_evaluation(on_core, problem_slug="scale-small", source=ONLY_ON_CORE, language="c")
     assert latest_result(candidate_id).host == on_core.host

@@ -10,12 +10,12 @@ import pytest
 
 from engine.problems import load_problem
 from engine.sandbox import boundary
+from engine.schema.verdict import Verdict
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.judge.job import Job
 from engine.verify.pool import PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
-from engine.verify.records import Verdict
 
 CHEATS = Path(__file__).parent / "cheats"
 FAST = VerifyOptions(timing=False, timeout_s=120, timing_policy=TimingOptions(3, 0.0, 5, 1.0, 1 << 20))

@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
+from engine.schema.verdict import Verdict
 from engine.verify.judge.outcome import Findings, JobFailure, judged
 from engine.verify.judge.session import CandidateError, RunnerMisbehaved, RunnerSession
-from engine.verify.records import Verdict
 from engine.wire import limits
 from engine.wire.channel import Channel, ProtocolError
 from engine.wire.replies import (

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from engine.problems import load_problem
+from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.judge.correctness import compare
-from engine.verify.records import Verdict
 from tests.verify_support import verifier_in_fresh_home
 
 HONEST = Path(__file__).parent / "honest"

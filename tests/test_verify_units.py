@@ -11,12 +11,12 @@ import pytest
 import torch
 
 from engine.sandbox.programs import UNTRUSTED_PACKAGES, is_secret, python_env
+from engine.schema.verdict import ConfigResult, EvaluationResult, IntegrityFinding, TimingStats, Verdict
 from engine.untrusted.runner import audit
 from engine.untrusted.runner.guards import ProcessGuard
 from engine.verify.judge.clock import Block, alternate_blocks, block_plan, corroborate, median_ci
 from engine.verify.judge.correctness import compare, same_values
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
-from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, TimingStats, Verdict
 from engine.wire.poison import poison_, poisoned_mask
 from engine.wire.timing import TrialPolicy, measure
 

@@ -4,5 +4,5 @@
 `code` Pygments source and diff views · `charts`/`chartdata` speedup, roofline and tree charts ·
 `diagnostics` per-round tables · `run_view`, `runs_view`, `problems_view`, `new_run_view` page parts ·
 `frame` what surrounds every page · `errors` errors in words · `style` colours, badges, formats ·
-`engine_api` the door to `engine.runs`.
+`engine_api` the door to `engine.runs.run`.
 """

@@ -1,6 +1,6 @@
 """The Analyze page's parts: the form (paste or upload, architecture, sizes) and the report.
 
-The analysis is `engine.analysis.standalone.analyse_file`, the one `refinery analyze` runs; this
+The analysis is `engine.feedback.standalone.analyse_file`, the one `refinery analyze` runs; this
 module only puts its rows into tables and its findings into text. The last report stays in the
 session, so it is still there after any other click on the page.
 """
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from engine.analysis.standalone import FileAnalysis, analyse_file, parse_sizes
-from engine.analysis.summary import kernel_rows, launch_text, model_text
+from engine.analysis import kernel_rows, launch_text, model_text
+from engine.feedback.standalone import FileAnalysis, analyse_file, parse_sizes
 
 ARCHS = ("sm_90", "sm_90a", "sm_80", "sm_86", "sm_89", "sm_100", "sm_120")
 RESULT_KEY = "analyze_result"

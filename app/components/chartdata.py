@@ -17,12 +17,11 @@ import pandas as pd
 
 from app.components.style import verdict_key, verdict_words
 from db.queries import RoundRow
-from engine.analysis.devices import DeviceCeilings, shown_ceilings
-from engine.analysis.roofline import achieved, attainable
+from engine.analysis import DeviceCeilings, achieved, attainable, shown_ceilings
 from engine.problems import Problem
 from engine.rank.best import best_by_step
 from engine.rank.pooled import PooledContext
-from engine.stored import RooflineEntry, TimingEntry
+from engine.store.diagnostics import RooflineEntry, TimingEntry
 
 MAX_POINTS = 2500
 MAX_TREE_NODES = 1200

@@ -22,7 +22,7 @@ import pandas as pd
 
 from app.components.chartdata import roof_lines
 from app.components.style import PRIMARY, VERDICT_COLORS, VERDICT_ORDER
-from engine.analysis.devices import DeviceCeilings
+from engine.analysis import DeviceCeilings
 
 VERDICT_LEGEND = alt.Legend(title="verdict", orient="bottom", columns=5, symbolType="circle")
 STRIP_LEGEND = alt.Legend(title=None, orient="right", symbolType="circle")

@@ -15,11 +15,11 @@ import streamlit as st
 
 from app.components.events import EventWatcher
 from db import queries
-from engine import stored
 from engine.problems import LibraryScan, Problem, get_problem, scan_all
 from engine.rank.best import BestResult, RunBest, run_bests, run_contexts
 from engine.rank.best import best_per_problem as engine_best_per_problem
 from engine.rank.pooled import PooledContext
+from engine.store import diagnostics as stored
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda watcher: watcher.stop())
@@ -47,7 +47,7 @@ _reaped_at = [0.0]
 
 
 def reap_silent_runs() -> None:
-    """End runs whose process is gone (engine.runs.reap_silent_runs) before showing runs, at most every
+    """End runs whose process is gone (engine.runs.run.reap_silent_runs) before showing runs, at most every
     REAP_EVERY_S: a dead run is shown as failed with the way to resume it, never as running."""
     now = time.monotonic()
     if now - _reaped_at[0] < REAP_EVERY_S:
@@ -55,7 +55,7 @@ def reap_silent_runs() -> None:
     _reaped_at[0] = now
     # browsing stored runs works without the engine; the engine ends dead runs when it is back
     with contextlib.suppress(ImportError):
-        from engine.runs import reap_silent_runs as reap
+        from engine.runs.run import reap_silent_runs as reap
 
         reap()
 

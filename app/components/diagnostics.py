@@ -1,6 +1,6 @@
 """Tables for one round: per-configuration correctness and time, and the diagnostics.
 
-Every table reads fields of the engine's records (`engine.stored` turns the stored rows back into
+Every table reads fields of the engine's records (`engine.store.diagnostics` turns the stored rows back into
 them, older rows included), so a round shows what the engine wrote under the names the engine
 gave it; there is no second guess at the keys here.
 """
@@ -15,15 +15,11 @@ import streamlit as st
 
 from app.components.chartdata import TIMED_CONFIG
 from app.components.style import fmt_number, fmt_us
-from engine.analysis.agreement import KernelAgreement
-from engine.analysis.energy import EnergyRecord
-from engine.analysis.ncu_record import NcuRecord
-from engine.analysis.record import KernelReport
-from engine.analysis.roofline import RooflineRecord
-from engine.analysis.summary import kernel_row, occupancy_of
+from engine.analysis import KernelAgreement, KernelReport, NcuRecord, RooflineRecord, kernel_row, occupancy_of
 from engine.feedback.model import FeedbackRecord
-from engine.stored import CandidateDiagnostics
-from engine.verify.records import ConfigResult, TimingStats
+from engine.schema.verdict import ConfigResult, TimingStats
+from engine.store.diagnostics import CandidateDiagnostics
+from engine.verify.judge.energy_meter import EnergyRecord
 
 
 def _joined(values: list | tuple) -> str:

@@ -1,4 +1,4 @@
-"""The dashboard's door to the run engine (`engine.runs`), and where a run's files are.
+"""The dashboard's door to the run engine (`engine.runs.run`), and where a run's files are.
 
 Pages import the engine through here so that a missing or broken engine is one sentence on the
 page instead of an import error, and so tests can stand a fake engine in `sys.modules`.
@@ -20,9 +20,9 @@ class EngineUnavailable(RuntimeError):
 
 def runs_module() -> ModuleType:
     try:
-        return importlib.import_module("engine.runs")
+        return importlib.import_module("engine.runs.run")
     except ImportError as exc:
-        raise EngineUnavailable(f"The run engine (engine.runs) could not be loaded: {exc}. "
+        raise EngineUnavailable(f"The run engine (engine.runs.run) could not be loaded: {exc}. "
                                 "Starting and steering runs needs it; browsing stored runs does not.") from exc
 
 

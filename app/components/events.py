@@ -22,7 +22,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from engine.events import event_id_of
+from engine.runs.events import event_id_of
 
 # Filesystems on which inotify misses changes made elsewhere.
 REMOTE_FILESYSTEMS = frozenset({
@@ -33,7 +33,7 @@ RESCAN_EVERY_S = 3.0
 
 
 def event_seq(path: str | os.PathLike) -> int | None:
-    """The sequence number of an event file name (`engine.events` names them), or None for anything else."""
+    """The sequence number of an event file name (`engine.runs.events` names them), or None for anything else."""
     return event_id_of(path)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db.queries import EvaluationView
-from engine.reward import counted_reward
+from engine.reward.score import counted_reward
 
 
 def shown_reward(ev: EvaluationView) -> tuple[float | None, float | None]:
@@ -43,7 +43,7 @@ def flag_panel(ev: EvaluationView) -> None:
         cleared = clear.form_submit_button("Clear: the speedup is real", icon=":material/check:")
         rejected = reject.form_submit_button("Reject: not real", icon=":material/close:")
     if cleared or rejected:
-        from engine.review import review_flag
+        from engine.reward.review import review_flag
 
         try:
             review_flag(ev.id, "cleared" if cleared else "rejected", reviewer, note)

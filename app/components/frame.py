@@ -18,7 +18,7 @@ RECORDED_DIR = ROOT / "assets" / "recorded"
 @st.cache_resource(show_spinner="Opening the database…")
 def database_url() -> str:
     """Name the configured database as this server process's and open (and migrate, on first use) it, once."""
-    from engine.database import open_settings_database
+    from engine.store.database import open_settings_database
 
     return open_settings_database()
 

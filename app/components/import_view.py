@@ -19,9 +19,10 @@ import streamlit as st
 
 from app.components import data
 from app.components.problems_view import import_notes
-from engine.problems import ImportReport, Problem, import_path
-from engine.problems.cimport import ImportOptions
-from engine.problems.cimport.configs import DEFAULT_VISIBLE
+from engine.problem_import import ImportReport, import_path
+from engine.problem_import.cimport import ImportOptions
+from engine.problem_import.cimport.configs import DEFAULT_VISIBLE
+from engine.problems import Problem
 
 LAST_IMPORT = "problems_last_import"  # session key: the last import's report, shown until the next one
 UPLOAD_ROUND = "import_upload_round"  # session key: part of the uploader's key, bumped to empty it after an import

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from app.components import chartdata, charts, data
-from engine.analysis.devices import DeviceCeilings
+from engine.analysis import DeviceCeilings
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from app.components.style import (
 )
 from app.components.widgets import pager
 from db.queries import CandidateDetail, RoundRow, RunProgress, RunSummary
-from engine.stored import candidate_diagnostics, configs_of
+from engine.store.diagnostics import candidate_diagnostics, configs_of
 
 ROUNDS_PER_PAGE = 15
 
@@ -104,7 +104,7 @@ def metrics(run: RunSummary, progress: RunProgress) -> None:
                         "not one lucky evaluation.")
     st.caption(best_text.note(best))
     if run.proposer == "llm":
-        from engine.usage import run_usage
+        from engine.runs.usage import run_usage
 
         st.caption(f":material/token: {run_usage(run.id).describe()}")
 

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
+from engine.cli.settings import SettingError, editable_settings, save_setting, setting_rows
 from engine.settings import get_settings
-from engine.settings_commands import SettingError, editable_settings, save_setting, setting_rows
 
 st.title("Settings")
 path = get_settings().home / "settings.toml"

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from engine.analysis.access import AccessEstimate
-from engine.analysis.control import BranchEstimate, LoopEstimate
-from engine.analysis.launch import LaunchConfig
-from engine.analysis.occupancy import REPORTED_ARCHS, Occupancy
-from engine.analysis.ptxas import KernelResources
-from engine.analysis.sass import InstructionMix
-from engine.analysis.source_features import KernelSourceFeatures
+from engine.analysis.binary.occupancy import REPORTED_ARCHS, Occupancy
+from engine.analysis.binary.ptxas import KernelResources
+from engine.analysis.binary.sass import InstructionMix
+from engine.analysis.source.access import AccessEstimate
+from engine.analysis.source.control import BranchEstimate, LoopEstimate
+from engine.analysis.source.launch import LaunchConfig
+from engine.analysis.source.source_features import KernelSourceFeatures
 from engine.schema.policy import read_record
 
 FEATURES: dict[str, str] = {

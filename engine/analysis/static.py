@@ -18,12 +18,16 @@ from pathlib import Path
 import numpy as np
 
 from engine import python_ast
-from engine.analysis import cuda_ast
-from engine.analysis.access import estimate_accesses
-from engine.analysis.control import estimate_control
-from engine.analysis.evaluator import Env, Evaluator, Unknown
-from engine.analysis.host import unit_macros
-from engine.analysis.launch import (
+from engine.analysis.binary.occupancy import REPORTED_ARCHS, arch_limits, theoretical_occupancy
+from engine.analysis.binary.ptxas import KernelResources, demangle_kernel_name, parse_ptxas_log
+from engine.analysis.binary.sass import DisassemblyError, InstructionMix, disassemble, parse_sass
+from engine.analysis.record import KernelReport, StaticReport, build_features
+from engine.analysis.source import cuda_ast
+from engine.analysis.source.access import estimate_accesses
+from engine.analysis.source.control import estimate_control
+from engine.analysis.source.evaluator import Env, Evaluator, Unknown
+from engine.analysis.source.host import unit_macros
+from engine.analysis.source.launch import (
     LaunchConfig,
     LaunchSite,
     cuda_launch_sites,
@@ -32,12 +36,8 @@ from engine.analysis.launch import (
     python_launch_sites,
     reference_inputs,
 )
-from engine.analysis.layouts import struct_layouts
-from engine.analysis.occupancy import REPORTED_ARCHS, arch_limits, theoretical_occupancy
-from engine.analysis.ptxas import KernelResources, demangle_kernel_name, parse_ptxas_log
-from engine.analysis.record import KernelReport, StaticReport, build_features
-from engine.analysis.sass import DisassemblyError, InstructionMix, disassemble, parse_sass
-from engine.analysis.source_features import source_features
+from engine.analysis.source.layouts import struct_layouts
+from engine.analysis.source.source_features import source_features
 from engine.build.cuda import compile_cubin
 from engine.build.extract import cuda_sources_from_python
 from engine.build.tools import ToolMissing

@@ -6,11 +6,10 @@ different things about one file; the report's full record stays in its JSON.
 
 from __future__ import annotations
 
-from engine.analysis.launch import LaunchConfig
-from engine.analysis.occupancy import Occupancy
+from engine.analysis.binary.occupancy import Occupancy
+from engine.analysis.binary.sass import InstructionMix
 from engine.analysis.record import KernelReport, StaticReport
-from engine.analysis.sass import InstructionMix
-from engine.feedback.text import fmt_bytes
+from engine.analysis.source.launch import LaunchConfig
 
 ORIGINS = {"launch-site": "the <<< >>> launch", "cupy-launch": "the CuPy launch", "launch-bounds": "__launch_bounds__",
            "given": "given", "assumed": "assumed"}
@@ -21,6 +20,16 @@ _MIX = (("global_load", "LDG"), ("global_store", "STG"), ("shared_load", "LDS"),
         ("local_memory", "LDL/STL"), ("atomic", "atomics"), ("barrier", "BAR"), ("shuffle", "SHFL"),
         ("tensor", "MMA"), ("ffma", "FFMA"), ("fadd", "FADD"), ("fmul", "FMUL"), ("fp64", "FP64"),
         ("fp16", "HFMA2"), ("mufu", "MUFU"))
+
+
+def fmt_bytes(value: float) -> str:
+    """Bytes in the largest binary unit that keeps a number of at least one; the feedback tools word bytes so too."""
+    value = abs(value)
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size:
+            scaled = value / size
+            return f"{scaled:.0f} {unit}" if scaled >= 10 or scaled == int(scaled) else f"{scaled:.1f} {unit}"
+    return f"{value:.0f} bytes"
 
 
 def dims(value: tuple[int, int, int] | None) -> str:

@@ -1,7 +1,7 @@
 """`cc -O3 -shared -fPIC` builds of C references and CPU candidates, cached on disk like the nvcc ones,
 compiled inside the sandbox like every build of candidate or imported code.
 
-The flags are the ones `engine.problems.probe` validates references with, so a reference that
+The flags are the ones `engine.problem_import.probe` validates references with, so a reference that
 passed validation builds here too.
 """
 

@@ -17,7 +17,7 @@ from engine.export.schemas import reward_struct
 from engine.rank.comparable import measurement_context, target_for_language, target_of
 from engine.rank.pairs import PairConfig, PairExample
 from engine.rank.pooled import pool
-from engine.reward import anchored_rewards, discounted_returns
+from engine.reward.score import anchored_rewards, discounted_returns
 from engine.schema.evaluation import EvaluationTiming
 
 

@@ -7,10 +7,17 @@ analytical intensity against the device's ridge (the class is then marked a stat
 
 from __future__ import annotations
 
-from engine.analysis.devices import BUILTIN, DeviceCeilings, match_device
-from engine.analysis.ncu import NcuProfile, NcuSummary
-from engine.analysis.record import StaticReport
-from engine.analysis.roofline import classify, precision_for, roofline_point
+from engine.analysis import (
+    BUILTIN,
+    DeviceCeilings,
+    NcuProfile,
+    NcuSummary,
+    StaticReport,
+    classify,
+    match_device,
+    precision_for,
+    roofline_point,
+)
 from engine.feedback.model import Diagnostics
 
 DEFAULT_TARGET = "H200"  # the device modelled when none is present or named

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from engine.analysis.devices import DeviceCeilings
-from engine.analysis.ncu import NcuSummary
-from engine.analysis.record import StaticReport
-from engine.analysis.roofline import Bottleneck, Classification, RooflinePoint
+from engine.analysis import Bottleneck, Classification, DeviceCeilings, NcuSummary, RooflinePoint, StaticReport
 from engine.schema.policy import read_record
 
 
@@ -52,7 +49,7 @@ class Diagnostics:
 
     static: StaticReport | None = None
     ncu: NcuSummary | None = None
-    evaluation: object | None = None  # engine.verify.records.EvaluationResult
+    evaluation: object | None = None  # engine.schema.verdict.EvaluationResult
     problem: object | None = None  # engine.problems.Problem
     device: DeviceCeilings | None = None
     roofline: RooflinePoint | None = None

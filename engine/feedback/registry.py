@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from engine.analysis.roofline import Bottleneck
+from engine.analysis import Bottleneck
 from engine.feedback.model import Diagnostics, Finding
 
 ALL_CLASSES = frozenset(Bottleneck)

@@ -3,7 +3,7 @@ stall that dominates, and how close to its roof a kernel already is."""
 
 from __future__ import annotations
 
-from engine.analysis.roofline import Bottleneck as B
+from engine.analysis import Bottleneck as B
 from engine.feedback.model import Diagnostics, Finding
 from engine.feedback.registry import tool
 

@@ -3,11 +3,12 @@ and intermediates that go through DRAM between kernels (fusion)."""
 
 from __future__ import annotations
 
-from engine.analysis.access import AccessEstimate
-from engine.analysis.roofline import Bottleneck as B
+from engine.analysis import Bottleneck as B
+from engine.analysis import fmt_bytes
+from engine.analysis.source.access import AccessEstimate
 from engine.feedback.model import Diagnostics, Finding
 from engine.feedback.registry import tool
-from engine.feedback.text import code, fmt_bytes
+from engine.feedback.text import code
 
 UNCOALESCED_EXCESS = 2.0  # sectors per request over the ideal beyond which it is worth a finding
 BANK_CONFLICT_WAYS = 2.0

@@ -3,10 +3,11 @@ fill the GPU (or blocks that waste warp slots)."""
 
 from __future__ import annotations
 
-from engine.analysis.roofline import Bottleneck as B
+from engine.analysis import Bottleneck as B
+from engine.analysis import fmt_bytes
 from engine.feedback.model import Diagnostics, Finding
 from engine.feedback.registry import tool
-from engine.feedback.text import code, fmt_bytes
+from engine.feedback.text import code
 
 LOW_OCCUPANCY = 0.5
 SPILL_BYTES = 16

@@ -1,14 +1,14 @@
 """Warp tools: branches that split a warp's lanes, loops that give threads unequal work, and short
 loops of a compile-time trip count that the compiler left rolled.
 
-Each reads the control-flow estimates of the static report (`engine.analysis.control`): the
+Each reads the control-flow estimates of the static report (`engine.analysis.source.control`): the
 lanes of every warp of one block evaluated on the branch condition or the loop bounds, weighed
 by the SASS instructions on the source lines involved.
 """
 
 from __future__ import annotations
 
-from engine.analysis.roofline import Bottleneck as B
+from engine.analysis import Bottleneck as B
 from engine.feedback.model import Diagnostics, Finding
 from engine.feedback.registry import tool
 from engine.feedback.text import code

@@ -1,12 +1,11 @@
-"""Problems: the built-in library, KernelBench imports and uploads, imported C programs (`cimport`), validated
-before use.
+"""Problems: the `Problem`/`Config` records and the library that reads them (built in, or imported before).
 
-Offers `scan_all`/`get_problem` to read problems, `import_path` to bring new ones in, `validate`
-to run a problem's own code in the sandbox at every configuration, and the `Problem`/`Config` records
-(a configuration of an imported problem carries its `Signature`: shapes, dtypes, FLOPs and bytes).
+Offers `scan_all`/`get_problem` to read problems and the `Problem`/`Config` records (a configuration of an
+imported problem carries its `Signature`: shapes, dtypes, FLOPs and bytes). Bringing new problems in and running
+their own code (KernelBench files, C programs, validation in the sandbox) is `engine.problem_import`'s job: it
+builds and sandboxes, which read these records, so it sits above them.
 """
 
-from engine.problems.importer import ImportReport, import_path
 from engine.problems.library import (
     BUILTIN_DIR,
     LibraryScan,
@@ -17,10 +16,8 @@ from engine.problems.library import (
     scan_all,
 )
 from engine.problems.model import CArg, Config, Expectation, Implementation, Problem, Signature, ValueSpec
-from engine.problems.probe import validate
 
 __all__ = [
-    "BUILTIN_DIR", "CArg", "Config", "Expectation", "ImportReport", "Implementation", "LibraryScan", "Problem",
-    "ProblemError", "Signature", "ValueSpec", "get_problem", "import_path", "load_problem", "scan", "scan_all",
-    "validate",
+    "BUILTIN_DIR", "CArg", "Config", "Expectation", "Implementation", "LibraryScan", "Problem", "ProblemError",
+    "Signature", "ValueSpec", "get_problem", "load_problem", "scan", "scan_all",
 ]

@@ -5,7 +5,7 @@ The expressions come from problem files that users may upload, so they are evalu
 simpleeval's restricted evaluator rather than `eval`, and within bounds: `**`, `*` and `<<`, the operations
 whose result can outgrow their operands without limit, refuse (TooLarge) before computing an integer of more
 than MAX_INT_BITS bits or a sequence longer than MAX_SEQUENCE, so `9**9**9` or `'a' * 10**10` costs
-microseconds, not the process. The candidate analysis (`engine.analysis.launch`) uses the same operations.
+microseconds, not the process. The candidate analysis (`engine.analysis.source.launch`) uses the same operations.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Reads problem folders (the built-in library under assets/, and imported ones under REFINERY_HOME).
 
 Reading never executes a problem's code: it parses TOML and checks the reference's syntax and
-names with `ast`. Running `get_inputs` or compiling a C reference is `engine.problems.probe`'s job,
+names with `ast`. Running `get_inputs` or compiling a C reference is `engine.problem_import.probe`'s job,
 in a subprocess, so that a hanging or crashing upload cannot take the caller down.
 """
 

@@ -5,7 +5,7 @@ The row's JSON columns hold the per-configuration results (`ConfigResult`, each 
 the scalar columns (timed configuration, baseline, kernels, seeds, build and load seconds, the flag's
 reason, notes, the host it was timed on, the torch build) is the `timing` blob, read by db, the
 engine's export and the app alike as an `EvaluationTiming`, never key by key. Written by
-`engine.verify.storage` (the one writer of the row); read back here under `engine.schema.policy`.
+`engine.store.evaluation` (the one writer of the row); read back here under `engine.schema.policy`.
 
 A leaf (see `engine.schema`): pydantic, the standard library and the reading policy only.
 """

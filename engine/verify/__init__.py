@@ -6,7 +6,8 @@ inside a candidate's sandbox, importing nothing from the trusted side) and `engi
 share. Around the judge, in this folder:
 `evaluate` / `evaluate_many` (candidate source → one `EvaluationResult`; `Verifier.evaluate_stream` takes
 candidates as they arrive and builds each at once), `pool` (the sandboxed processes), `prepare` (the job),
-`static_rules`, the result `records`, their `storage` as rows and the `report`.
+`static_rules`, the worker pool to use (`scale`: local or Ray) and the `report`. The result records are the
+record schema's (`engine.schema.verdict`); their rows are the store's (`engine.store.evaluation`).
 Exports load lazily, so importing the package pulls in nothing heavy.
 """
 
@@ -18,7 +19,7 @@ _EXPORTS = {
     "evaluate": "engine.verify.evaluate", "evaluate_many": "engine.verify.evaluate",
     "VerifyOptions": "engine.verify.evaluate", "Verifier": "engine.verify.evaluate",
     "WorkerPool": "engine.verify.pool", "PoolConfig": "engine.verify.pool", "JobOutcome": "engine.verify.pool",
-    "Job": "engine.verify.judge.job", "EvaluationResult": "engine.verify.records", "Verdict": "engine.verify.records",
+    "Job": "engine.verify.judge.job", "EvaluationResult": "engine.schema.verdict", "Verdict": "engine.schema.verdict",
     "check_static": "engine.verify.static_rules", "make_job": "engine.verify.prepare",
     "write_run_once_job": "engine.verify.prepare",
 }

@@ -25,11 +25,11 @@ from engine.build.candidate import CandidateBuild, build_candidate, language_of
 from engine.build.parallel import build_executor
 from engine.problems.model import Problem
 from engine.sandbox import boundary
+from engine.schema.verdict import EvaluationResult, IntegrityFinding, Verdict
 from engine.verify.entry_point import missing_entry
 from engine.verify.host import notes_for
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool, gpu_driver_present
 from engine.verify.prepare import SeedPlan, TimingOptions, cpu_notes, make_job, rounding_caveat
-from engine.verify.records import EvaluationResult, IntegrityFinding, Verdict
 from engine.verify.static_rules import check_static
 
 LOG_CHARS = 30000

@@ -36,10 +36,10 @@ from engine.sandbox.accounting import open_job_meters
 from engine.sandbox.launch import sweep_leftovers
 from engine.sandbox.output import Bounded, Drain
 from engine.sandbox.programs import JUDGE_PACKAGES, UNTRUSTED_PACKAGES, hidden_roots, mounts_for, python_env
+from engine.schema.verdict import EvaluationResult
 from engine.verify.cores import CoreReservation, SlotCores
 from engine.verify.host import HostRecord, HostWatch
 from engine.verify.judge.job import Job
-from engine.verify.records import EvaluationResult
 from engine.wire.channel import Channel, ChannelClosed, ProtocolError
 
 STARTUP_TIMEOUT_S = 300.0

@@ -194,7 +194,7 @@ class PoolActor:
 class RayWorkerPool:
     """`WorkerPool`'s interface (`run`, `submit`, `info`, `gpu`, `size`, `close`) over Ray actors.
 
-    Needs a connected Ray (`engine.scale.connect`). `workers=None`: one per GPU in the cluster, or
+    Needs a connected Ray (`engine.verify.scale.connect`). `workers=None`: one per GPU in the cluster, or
     one per node when it has no GPU.
     """
 

@@ -8,7 +8,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from engine.verify.records import EvaluationResult, TimingStats, Verdict
+from engine.schema.verdict import EvaluationResult, TimingStats, Verdict
 
 VERDICT_STYLE = {
     Verdict.CORRECT: "bold green", Verdict.NEEDS_GPU: "bold yellow", Verdict.INCORRECT: "bold red",

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from engine import python_ast
-from engine.verify.records import IntegrityFinding
+from engine.schema.verdict import IntegrityFinding
 
 VERDICT_RULES = frozenset({"precision", "tensor-subclass", "try-fallback"})
 PROTECTED_ROOTS = frozenset({"torch", "time", "cp", "cupy", "np", "numpy", "F", "nn", "builtins", "sys", "os", "gc",

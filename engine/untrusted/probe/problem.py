@@ -4,7 +4,7 @@ get_init_inputs, the Model, optionally its forward (for real, on the CPU). `--c 
 loads a compiled C reference and looks its entry point up (loading a library runs its constructors: also
 hostile until proven otherwise). `--c-check FOLDER` runs an imported C program's problem as the harness
 will: its inputs.py and its reference at every configuration (`probe_c_check`). Prints one JSON line;
-the caller (engine.problems.probe) turns failure into a message that names the file. `--serve MEMORY_MB`
+the caller (engine.problem_import.probe) turns failure into a message that names the file. `--serve MEMORY_MB`
 probes many files, torch imported once (`engine.untrusted.probe.serve`).
 """
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from engine.schema.verdict import ConfigResult, EvaluationResult, TimingStats, Verdict
 from engine.verify.judge import clock
 from engine.verify.judge.correctness import compare, looks_cached
 from engine.verify.judge.energy import record_energy
@@ -25,7 +26,6 @@ from engine.verify.judge.job import ConfigSpec, Job
 from engine.verify.judge.outcome import JobFailure, JobState, failure_result, final_result, judged
 from engine.verify.judge.reveal import REVEALS_PER_BLOCK, Answer, Reveals
 from engine.verify.judge.session import RunnerSession
-from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
 from engine.wire import timing
 from engine.wire.c_entry import load_entry
 from engine.wire.c_inputs import ArgSpec, made_inputs

@@ -12,7 +12,7 @@ calls itself, unless the problem allows them.
 
 from __future__ import annotations
 
-from engine.verify.records import KernelLaunch, shared_out
+from engine.schema.verdict import KernelLaunch, shared_out
 from engine.wire.profiling import TRIVIAL_OPS
 
 MIN_OWN_SHARE = 0.30  # only where dependence could not be tested (no own launch went through the wrappers)

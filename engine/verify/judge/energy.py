@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from engine.analysis.energy import EnergyRecord, EnergyUnavailable, compare_energy, measure_energy_of_loop
+from engine.verify.judge.energy_meter import EnergyRecord, EnergyUnavailable, compare_energy, measure_energy_of_loop
 from engine.verify.judge.outcome import JobState
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.verify.records import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, Verdict
+from engine.schema.verdict import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, Verdict
 
 _CUDA_FAULT_WORDS = ("cuda error", "cudaerror", "cuda_error", "illegal memory access", "unspecified launch failure",
                      "device-side assert", "misaligned address", "illegal instruction", "an illegal",

@@ -59,11 +59,11 @@ class Judge:
 
     def judge(self, job, blobs: dict[str, bytes], runner_fd: int, meter=None) -> tuple[dict, bool]:
         """(EvaluationResult JSON, whether the runner was lost); `meter`: the runner's kernel accounting."""
+        from engine.schema.verdict import EvaluationResult, Verdict
         from engine.verify.judge.c_judge import CJudge
         from engine.verify.judge.outcome import malformed
         from engine.verify.judge.session import RunnerLost, RunnerMisbehaved, RunnerSession
         from engine.verify.judge.torch_judge import TorchJudge
-        from engine.verify.records import EvaluationResult, Verdict
         from engine.wire.channel import Channel
 
         session = RunnerSession(Channel.from_fd(runner_fd), job.device, cache=self.regions, meter=meter)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from engine.schema.verdict import ConfigResult, EvaluationResult, TimingStats, Verdict
 from engine.verify.judge import clock, coverage, replay
 from engine.verify.judge.correctness import compare, looks_cached
 from engine.verify.judge.energy import record_energy
@@ -22,7 +23,6 @@ from engine.verify.judge.outcome import Findings, JobFailure, JobState, failure_
 from engine.verify.judge.reference import Expected, ReferenceFailure, TorchReference
 from engine.verify.judge.reveal import Answer, Reveals
 from engine.verify.judge.session import CandidateError, Returned, RunnerLost, RunnerMisbehaved, RunnerSession
-from engine.verify.records import ConfigResult, EvaluationResult, TimingStats, Verdict
 from engine.wire import timing
 from engine.wire.fresh import FreshCalls, ring_trials, trial_seed
 from engine.wire.inputs import as_list, reuse_buffers
