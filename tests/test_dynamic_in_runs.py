@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -186,7 +187,7 @@ def _outcome(problem, impl, result, profile: bool = True):
 def test_a_correct_round_on_a_gpu_stores_ncu_and_places_itself_by_it(settings, tmp_path, monkeypatch):
     _use_ncu(monkeypatch, _recording_ncu(tmp_path))
     problem, impl = _transpose()
-    energy = {"device": "NVIDIA H200", "candidate": {"joules_per_call": 0.1}}
+    energy = {"device": "NVIDIA H200", "candidate": asdict(_measurement(0.1, 0.001))}  # a whole stored record
     outcome = _outcome(problem, impl, _correct_result(problem, energy=energy))
     assert outcome.ncu.ok and outcome.ncu.config == problem.largest_config.name
     assert outcome.ncu.summary.ld_sectors_per_request == pytest.approx((16777216 + 4194304) / (524288 + 1048576))
