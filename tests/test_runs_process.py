@@ -12,6 +12,7 @@ import pytest
 
 from db import runs_repo
 from engine.runs.run import RunRequest, create_run, execute_run, run_folder, spawn_run_process
+from engine.settings import get_settings
 
 TOML = textwrap.dedent("""
     title = "Scale"
@@ -77,7 +78,12 @@ def _wait_for_steps(run_id: int, count: int, timeout_s: float = 240) -> None:
 
 
 @pytest.mark.slow
-def test_sigkill_mid_step_then_resume_loses_and_duplicates_nothing(slow_problem):
+def test_sigkill_mid_step_then_resume_loses_and_duplicates_nothing(slow_problem, monkeypatch, request):
+    for name, value in {"REFINERY_TIMING_MIN_TRIALS": "3", "REFINERY_TIMING_MIN_SECONDS": "0.05",
+                        "REFINERY_TIMING_MAX_TRIALS": "5"}.items():  # what is tested is the kill, not the timing
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    request.addfinalizer(get_settings.cache_clear)  # later tests read the settings of their own environment
     run_id = create_run(RunRequest(slow_problem, strategy="iterative", rounds=3, device="cpu"))
     process = spawn_run_process(run_id)
     try:
