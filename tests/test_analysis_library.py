@@ -37,6 +37,7 @@ def _pairs():
 
 
 @pytest.mark.slow
+@pytest.mark.build
 @pytest.mark.timeout(1200)  # the first run compiles the whole library
 def test_every_shipped_cuda_implementation_compiles_and_analyses():
     reports = library_reports()
@@ -47,12 +48,14 @@ def test_every_shipped_cuda_implementation_compiles_and_analyses():
 
 
 @pytest.mark.slow
+@pytest.mark.build
 def test_every_shipped_kernel_gets_a_block_size_from_its_own_launch():
     assumed = {key: [k.name for k in r.kernels if k.launch.origin == "assumed"] for key, r in library_reports().items()}
     assert not {key: names for key, names in assumed.items() if names}
 
 
 @pytest.mark.slow
+@pytest.mark.build
 def test_every_shipped_kernel_has_an_occupancy_for_the_target_arch():
     missing = [key for key, r in library_reports().items() for k in r.kernels if "sm_90" not in k.occupancy]
     assert not missing

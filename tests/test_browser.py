@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_support import CHROMIUM, chromium_page
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM = Path(os.environ.get("REFINERY_CHROMIUM", "/usr/bin/chromium"))
 # A C problem with CPU implementations, small enough that a round takes seconds on a two-core machine: written
 # into the app's problem folder as a user's own problem would be. REFINERY_BROWSER_PROBLEM names another.
 CPU_PROBLEM = os.environ.get("REFINERY_BROWSER_PROBLEM", "browser-double")
@@ -34,9 +35,9 @@ if not CHROMIUM.exists():
 if importlib.util.find_spec("playwright") is None:
     pytest.skip("playwright (the Python package) is not installed", allow_module_level=True)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
-from app.testing import CHROMIUM_FLAGS, start_streamlit, stop_streamlit  # noqa: E402
+from app.testing import start_streamlit, stop_streamlit  # noqa: E402
 from tests.c_problem_support import write_c_problem  # noqa: E402
 
 
@@ -56,13 +57,8 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     """Debian's Chromium with an empty profile; no browser download."""
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-            viewport={"width": 1500, "height": 1200})
-        yield context.pages[0] if context.pages else context.new_page()
-        context.close()
+    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
+        yield page
 
 
 def wait_for_app(page: Page, timeout_ms: int = 60_000) -> None:

@@ -13,15 +13,15 @@ from __future__ import annotations
 import csv
 import importlib.util
 import io
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.browser_support import CHROMIUM, chromium_page
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path(os.environ.get("REFINERY_CHROMIUM", "/usr/bin/chromium"))
 REASON = "speedup over 10x: re-measured in a fresh runner"
 
 if not CHROMIUM.exists():
@@ -30,9 +30,9 @@ if not CHROMIUM.exists():
 if importlib.util.find_spec("playwright") is None:
     pytest.skip("playwright (the Python package) is not installed", allow_module_level=True)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
-from app.testing import CHROMIUM_FLAGS, start_streamlit, stop_streamlit  # noqa: E402
+from app.testing import start_streamlit, stop_streamlit  # noqa: E402
 
 
 def _seed(home: Path) -> dict[str, int]:
@@ -84,15 +84,10 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-            viewport={"width": 1500, "height": 1400}, accept_downloads=True)
-        # Without the save-file picker (which would wait for a person) the grid's CSV comes as a download.
-        context.add_init_script("delete window.showSaveFilePicker")
-        yield context.pages[0] if context.pages else context.new_page()
-        context.close()
+    # Without the save-file picker (which would wait for a person) the grid's CSV comes as a download.
+    with chromium_page(tmp_path_factory.mktemp("chromium-profile"), height=1400, downloads=True,
+                       init_script="delete window.showSaveFilePicker") as page:
+        yield page
 
 
 def _open(page: Page, url: str) -> None:

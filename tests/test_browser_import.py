@@ -5,15 +5,15 @@ files chosen then."""
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.browser_support import CHROMIUM, chromium_page
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path(os.environ.get("REFINERY_CHROMIUM", "/usr/bin/chromium"))
 FIXTURES = Path(__file__).parent / "fixtures" / "c_import"
 
 if not CHROMIUM.exists():
@@ -22,9 +22,9 @@ if not CHROMIUM.exists():
 if importlib.util.find_spec("playwright") is None:
     pytest.skip("playwright (the Python package) is not installed", allow_module_level=True)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
-from app.testing import CHROMIUM_FLAGS, start_streamlit, stop_streamlit  # noqa: E402
+from app.testing import start_streamlit, stop_streamlit  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +39,8 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-            viewport={"width": 1500, "height": 1200})
-        yield context.pages[0] if context.pages else context.new_page()
-        context.close()
+    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
+        yield page
 
 
 UPLOADER = "[class*='st-key-import_upload']"  # the uploader, whatever round of it is drawn

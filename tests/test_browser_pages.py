@@ -11,7 +11,6 @@ and saves settings, and New run refuses the library proposer on an imported prob
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import tomllib
 from collections.abc import Iterator
@@ -20,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser_support import CHROMIUM, chromium_page
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path(os.environ.get("REFINERY_CHROMIUM", "/usr/bin/chromium"))
 C_PROGRAM = Path(__file__).parent / "fixtures" / "c_import" / "plain" / "scale_add.c"
 LONG_LINE = "x = " + " + ".join(f"value_{i}" for i in range(80))  # far wider than a code pane
 
@@ -32,9 +32,9 @@ if not CHROMIUM.exists():
 if importlib.util.find_spec("playwright") is None:
     pytest.skip("playwright (the Python package) is not installed", allow_module_level=True)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
 
-from app.testing import CHROMIUM_FLAGS, add_round, make_run, set_status, start_streamlit, stop_streamlit  # noqa: E402
+from app.testing import add_round, make_run, set_status, start_streamlit, stop_streamlit  # noqa: E402
 from tests.conftest import gpu_present  # noqa: E402
 
 
@@ -77,13 +77,8 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-            viewport={"width": 1500, "height": 1200})
-        yield context.pages[0] if context.pages else context.new_page()
-        context.close()
+    with chromium_page(tmp_path_factory.mktemp("chromium-profile")) as page:
+        yield page
 
 
 def open_page(page: Page, url: str, timeout_ms: int = 60_000) -> None:

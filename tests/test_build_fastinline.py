@@ -174,6 +174,7 @@ def shared(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.build
 @needs_nvcc
 def test_the_shared_header_is_built_once_then_found(shared):
     from engine.build.shared_header import ensure_header
@@ -184,6 +185,7 @@ def test_the_shared_header_is_built_once_then_found(shared):
 
 
 @pytest.mark.slow
+@pytest.mark.build
 @needs_nvcc
 def test_elementwise_add_is_built_fast_on_the_shared_header_and_loads_without_a_rebuild(shared, tmp_path):
     root, _, stand_ins = shared
@@ -196,6 +198,7 @@ def test_elementwise_add_is_built_fast_on_the_shared_header_and_loads_without_a_
 
 
 @pytest.mark.slow
+@pytest.mark.build
 @needs_nvcc
 @pytest.mark.parametrize("fixture", ["relu_dispatch.py", "softmax_rows.py"])
 def test_templated_and_multi_kernel_candidates_are_built_fast(shared, tmp_path, fixture):
@@ -221,6 +224,7 @@ def cuda_library_headers() -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.build
 @needs_nvcc
 @pytest.mark.skipif(not cuda_library_headers(), reason="torch's CUDA headers do not compile here (a CPU torch); "
                     "the cut of this candidate is checked above, its build on the GPU machine")
@@ -231,6 +235,7 @@ def test_a_launch_on_torchs_current_stream_is_built_fast(shared, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.build
 @needs_nvcc
 def test_a_syntax_error_is_a_build_failure_with_the_compilers_message(shared, tmp_path):
     root, _, stand_ins = shared
@@ -266,6 +271,7 @@ ext = load_inline(name="outside_fast_path", cpp_sources=cpp, cuda_sources=cuda, 
 
 
 @pytest.mark.slow
+@pytest.mark.build
 @needs_nvcc
 def test_a_candidate_outside_the_fast_path_is_built_by_torchs_own_build(shared, tmp_path):
     root, _, stand_ins = shared

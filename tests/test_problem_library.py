@@ -88,6 +88,7 @@ def _compile_impl(problem, impl, cache: Path) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.build
 def test_every_cuda_implementation_compiles_for_sm90():
     # The build cache the analysis tests share: the same sources compiled once in a test run, not twice.
     with ThreadPoolExecutor(max_workers=2) as pool:
