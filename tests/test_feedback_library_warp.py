@@ -29,6 +29,7 @@ def _warp_findings() -> dict[tuple[str, str], set[str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.build
 def test_warp_tools_find_the_known_root_causes_of_the_naive_kernels():
     found = _warp_findings()
     missed = {key: tool for key, tool in KNOWN.items() if key in found and tool not in found[key]}
@@ -36,6 +37,7 @@ def test_warp_tools_find_the_known_root_causes_of_the_naive_kernels():
 
 
 @pytest.mark.slow
+@pytest.mark.build
 def test_warp_tools_are_silent_on_every_optimised_implementation():
     strategies = {(p.slug, i.name): i.strategy for p in scan_all().problems for i in p.implementations}
     spurious = {key: tools for key, tools in _warp_findings().items()
