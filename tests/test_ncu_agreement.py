@@ -116,6 +116,7 @@ def test_the_shipped_library_wide_report_reads_back():
 
 
 @pytest.mark.slow
+@pytest.mark.build
 @pytest.mark.timeout(1200)  # compiles the library when the build cache is cold
 def test_no_kernel_of_the_library_loses_its_agreement_with_the_h200_measurements():
     """The static model re-derived with the current code against the shipped ncu values: every kernel
