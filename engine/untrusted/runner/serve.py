@@ -224,7 +224,7 @@ def warm_up(device: str) -> dict:
 
         profile_call(lambda: torch.relu(probe), True)  # the profiler's first start (CUPTI) costs a second
         torch.cuda.synchronize()
-    knockout.install()  # before any candidate code: the wrappers are part of what the guards snapshot
+        knockout.install()  # before any candidate code: the wrappers are part of what the guards snapshot
     return {"cuda": cuda, "device": name, "torch": torch.__version__, "startup_s": time.perf_counter() - started}
 
 
