@@ -79,13 +79,12 @@ class TorchJudge:
         """Flag outputs that carry the reference's own rounding (`replay`): seen by the judge itself, so it holds
         whatever the candidate's process reported of the ops it ran. Not where the problem allows the
         reference's ops, nor where the reference does not accumulate."""
-        if self.job.allowed_torch_ops or not self.echoes or self.dependence_shown:
+        if not self.echoes or self.dependence_shown:
             return
         reason = replay.replay_flag(self.echoes)
         if reason is None:
             return
-        spec = self.job.configs[0]
-        ops = self.reference_profile(spec, self.job.init_seed + 1000).ops
+        ops = self.reference_profile(self.timed_spec(), self.profile_seed).ops  # the profile stage's, cached
         if replay.accumulates(ops):
             self.state.flag_reason = reason
 
@@ -167,7 +166,7 @@ class TorchJudge:
             with stage_of("correctness.compare"):
                 verdict = compare(got, expected.answer, expected.native, job.rtol, job.atol,
                                   magnitude=expected.magnitude)
-                if verdict.ok:
+                if verdict.ok and not job.allowed_torch_ops:  # where the reference's ops are allowed, no flag
                     self.echoes.append(replay.echo(got, expected.native, expected.float64))
             for attr in ("max_abs_error", "max_rel_error"):
                 if getattr(verdict, attr) is not None:
@@ -198,7 +197,7 @@ class TorchJudge:
     def profile(self) -> None:
         """One profiled call: on a GPU, whose kernels did the work; on a CPU, which ops were called."""
         spec = self.timed_spec()
-        seed = (self.job.timing.seed if self.job.timing else self.job.init_seed) + 1000
+        seed = self.profile_seed
         reply = self.runner.request("profile", stage=f"profiled forward on {spec.name!r}", config=spec.name,
                                     seed=seed)
         claims = reply.profile.model_dump()
@@ -217,6 +216,10 @@ class TorchJudge:
                                                  "it is)")
             else:
                 self.findings.passed("torch-op", f"none of the reference's ops called ({len(ops)} ops seen){REPORTED}")
+
+    @property
+    def profile_seed(self) -> int:
+        return (self.job.timing.seed if self.job.timing else self.job.init_seed) + 1000
 
     def reference_profile(self, spec: ConfigSpec, seed: int):
         """The reference's own call profiled by the judge: which ops its forward calls, its GPU time (once
