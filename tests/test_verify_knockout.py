@@ -72,3 +72,47 @@ def test_the_knockout_reply_is_typed_and_bounded():
     assert (reply.skipped, reply.launches) == (3, 7)
     with pytest.raises(MalformedReply):
         decode("knockout", {"ok": True, "outputs": [], "skipped": -1, "launches": 0})
+
+
+def test_a_knockout_call_through_the_real_serve_loop_returns_its_outputs_in_the_region(tmp_path):
+    """The serve loop itself, in this process over a socket pair: a reply with tensors must put them in the
+    shared region (a tensor left in the JSON ended every GPU runner's job in the coverage stage)."""
+    import socket
+    import threading
+
+    from engine.untrusted.runner.serve import serve
+    from engine.wire.candidate import CandidateSpec, ConfigCall
+    from engine.wire.channel import Channel
+    from engine.wire.replies import decode
+    from engine.wire.shared import SharedRegion, TensorSlot
+
+    reference = ("import torch\nN = 8\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                 "        return torch.relu(x)\ndef get_inputs():\n    return [torch.randn(N)]\n"
+                 "def get_init_inputs():\n    return []\n")
+    source = ("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+              "        return x.clamp(min=0)\n")
+    spec = CandidateSpec(kind="pytorch", device="cpu", language="python", flavor="torch", source=source,
+                         configs=[ConfigCall("small", {"N": 8})], reference_source=reference)
+    judge_end, runner_end = socket.socketpair()
+    runner = threading.Thread(target=serve, args=(Channel(runner_end), tmp_path, "cpu"), daemon=True)
+    runner.start()
+    judge = Channel(judge_end)
+    region = SharedRegion.create(1 << 16, pin=False)
+    try:
+        judge.send({"op": "job", "spec": spec.to_json()})
+        judge.send({"op": "region", "size": region.size}, fds=(region.fd,))
+        assert judge.receive()[0]["ok"]
+        for request in ({"op": "load"}, {"op": "construct", "config": "small", "init_seed": 1},
+                        {"op": "knockout", "config": "small", "seed": 5}):
+            judge.send(request)
+            reply, _, _ = judge.receive()
+            assert reply["ok"], reply
+        knocked = decode("knockout", reply)
+        (out,) = [region.take(TensorSlot.from_json(slot.region_json()), "cpu") for slot in knocked.outputs]
+        assert out.shape == (8,) and bool((out >= 0).all()) and knocked.skipped == 0
+        judge.send({"op": "bye"})
+        runner.join(10)
+        assert not runner.is_alive()
+    finally:
+        region.close()
+        judge.close()

@@ -117,7 +117,7 @@ def serve(channel, scratch: Path, device: str) -> int:
             reply = _dispatch(op, request, candidate, fds, region)
             if op == "region":
                 region, reply = reply
-            if op in ("call", "reveal"):
+            if "_outputs" in reply:  # any reply with tensors: they go through the region, never the JSON
                 outputs, inputs = reply.pop("_outputs"), reply.pop("_inputs", [])
                 out_slots, in_slots, error = _place(region, outputs, inputs)
                 if error:
