@@ -30,8 +30,8 @@ OFFSETS = [0, 64, 128, 256, 512, 1024, 4096, 65536]  # bytes
 
 def build(problem, specs: list, scratch: Path):
     """The naive port built and loaded as the verifier builds and loads it (same flags, same error shim)."""
-    from engine.build.candidate import ERROR_SHIM
-    from engine.build.cuda import compile_shared_library
+    from engine.compilation.candidate import ERROR_SHIM
+    from engine.compilation.cuda import compile_shared_library
     from engine.settings import get_settings
     from engine.wire.c_entry import load_entry
 

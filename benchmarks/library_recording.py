@@ -34,7 +34,7 @@ from db import runs_repo
 from db.models import Candidate, Run, utcnow
 from db.session import reset_engines, use_database
 from engine.analysis import match_device
-from engine.build.cuda import content_key
+from engine.compilation.cuda import content_key
 from engine.problems import Problem, get_problem
 from engine.propose import Proposal
 from engine.propose.library import current_tunables, signature

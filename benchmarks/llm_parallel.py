@@ -71,7 +71,7 @@ def one_round(url: str, slug: str, samples: int, delays: list[float], concurrenc
     """Seconds from the round's start (the run asking) to the first build's start, the last reply and the
     round stored."""
     import engine.runs.pipeline
-    from engine.build.candidate import CandidateBuild
+    from engine.compilation.candidate import CandidateBuild
     from engine.runs.run import LLMOptions, RunRequest, create_run, execute_run
 
     marks: dict[str, float] = {}
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ["REFINERY_HOME"] = tempfile.mkdtemp(prefix="llm-parallel-")
     os.environ["REFINERY_BUILD_JOBS"] = str(args.build_jobs)
-    from engine.build.parallel import default_jobs
+    from engine.compilation.parallel import default_jobs
     from engine.settings import get_settings
     from engine.store.database import use_settings_database
     from tests.llm_server import start_server

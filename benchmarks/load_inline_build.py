@@ -155,7 +155,7 @@ def run_on_gpu(folder: Path, arch_list: str) -> Path:
 
 def sass_by_function(library: Path) -> dict[str, list[str]]:
     """Each kernel's SASS, instruction text only (addresses and encodings differ between binaries)."""
-    from engine.build.tools import require_tool, tool_env
+    from engine.toolchain import require_tool, tool_env
 
     listing = subprocess.run([str(require_tool("cuobjdump")), "-sass", str(library)], capture_output=True,
                              text=True, env=tool_env(), timeout=300).stdout
@@ -228,8 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    from engine.build.inline import load_inline_extras
-    from engine.build.shared_header import ensure_header
+    from engine.compilation.inline import load_inline_extras
+    from engine.compilation.shared_header import ensure_header
 
     work = args.work or Path(tempfile.mkdtemp(prefix="load-inline-bench-"))
     pch = work / "pch"

@@ -168,7 +168,7 @@ def prebuild(problem, impl, config, settings) -> str | None:
     once without the profiler, leaving its NVRTC/extension builds in their on-disk caches.
     """
     if problem.kind == "c":
-        from engine.build.cuda import compile_shared_library
+        from engine.compilation.cuda import compile_shared_library
 
         build = compile_shared_library(impl.source, settings.gpu_arch, settings.cache_dir)
         return None if build.ok else f"build failed: {build.log[-300:]}"

@@ -16,8 +16,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.build.tools import find_tool
 from engine.sandbox.programs import tool_path
+from engine.toolchain import find_tool
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "load_inline"

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from engine.analysis import analyse_candidate, profile_command, theoretical_occupancy
-from engine.build.tools import find_tool, tool_env
+from engine.toolchain import find_tool, tool_env
 from tests.analysis_support import FIXTURES, cache_dir
 
 pytestmark = pytest.mark.gpu

@@ -299,7 +299,7 @@ def test_no_counter_is_a_note(monkeypatch):
 
 
 def test_energy_is_asked_of_gpu_jobs_only(settings):
-    from engine.build.candidate import build_candidate
+    from engine.compilation.candidate import build_candidate
     from engine.verify.prepare import TimingOptions, make_job
 
     problem, impl = _transpose()

@@ -305,11 +305,12 @@ def _is_module(name: str) -> bool:
 # each other). `engine.verify.judge` counts as a package of its own (it drives the untrusted side); `engine.wire` is the
 # one thing both sides of the sandbox speak, `engine.untrusted` every program that runs untrusted code.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("engine.settings", "engine.schema", "engine.lazy_exports"),  # leaves: they import nothing of the engine
+    # leaves: they import nothing of the engine (toolchain: where nvcc and the disassemblers are)
+    ("engine.settings", "engine.schema", "engine.lazy_exports", "engine.toolchain"),
     ("engine.wire",),  # imports only itself
     ("engine.untrusted", "engine.python_ast"),  # the untrusted side; the one `ast` lock (kept in the wire)
     ("engine.problems", "engine.sandbox"),  # the problem records and library; the OS boundary
-    ("engine.build",),  # compiles candidates and references, in the sandbox
+    ("engine.compilation",),  # the compile step: candidates and references, in the sandbox
     ("engine.problem_import",),  # brings problems in: builds, probes in the sandbox
     ("engine.verify.judge",),  # times and checks a runner's calls; measures energy
     ("engine.verify",),  # prepares jobs, the worker pools and the choice between them
@@ -321,13 +322,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("engine.cli",),  # the command line, which nothing imports
 )
 
-# Arrows that still run back up, each with why it is left. Both ends are folders being moved by another change;
-# the test fails once an arrow is gone, so the list only shrinks.
-KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {
-    # sandbox/programs.py `tool_path` finds nvcc's folder with build.tools.find_tool, to put it on a sandbox's PATH:
-    # the tool finder belongs below the sandbox (or the PATH is handed in by the caller that builds).
-    ("engine.sandbox", "engine.build"): "sandbox/programs.py: tool_path",
-}
+# Arrows that still run back up, each with why it is left; the test fails once an arrow is gone, so the list only
+# shrinks. None is left.
+KNOWN_BACK_EDGES: dict[tuple[str, str], str] = {}
 
 _OWN_PACKAGES = ("engine.verify.judge",)  # a subfolder that is a layer of its own
 

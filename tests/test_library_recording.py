@@ -13,7 +13,7 @@ from db import runs_repo
 from db.labels import load_evidence
 from db.models import Diagnostic
 from db.session import session_scope
-from engine.build.cuda import content_key
+from engine.compilation.cuda import content_key
 from engine.problems import get_problem
 from engine.schema.verdict import ConfigResult, EvaluationResult, IntegrityFinding, KernelLaunch, TimingStats, Verdict
 from engine.settings import get_settings

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.build.cuda import compile_cubin, compile_shared_library
-from engine.build.extract import cuda_sources_from_python
+from engine.compilation.cuda import compile_cubin, compile_shared_library
+from engine.compilation.extract import cuda_sources_from_python
 from engine.problem_import.probe import compile_c_shared, probe_pytorch
 from engine.problems import BUILTIN_DIR, scan
 from engine.problems.c_args import arg_specs

@@ -98,7 +98,7 @@ def test_a_job_that_prints_past_the_flood_bound_is_stopped_and_its_output_kept_h
 def test_a_compile_that_prints_warnings_without_end_is_a_compile_error_with_a_bounded_log(tmp_path):
     result = in_child_python(f"""
         from pathlib import Path
-        from engine.build.candidate import build_candidate
+        from engine.compilation.candidate import build_candidate
         from engine.problems import load_problem
 
         problem = load_problem(Path({str(SCALE)!r}))
@@ -172,7 +172,7 @@ def test_a_job_cannot_write_more_than_its_scratch_quota(tmp_path):
 
 @needs_namespaces
 def test_a_finished_compile_or_probe_leaves_no_scratch_folder_behind(tmp_path):
-    from engine.build.c import compile_c_library
+    from engine.compilation.c import compile_c_library
     from engine.problem_import.probe import probe_c
     from engine.problems import load_problem
 

@@ -41,7 +41,7 @@ def fast_home(refinery_home, monkeypatch):
 def prebuild(slug: str) -> None:
     """Fill the build cache first: concurrent builds of one source into one cache folder can race (a
     reader may see a half-written source or library), which would make verdicts differ by luck."""
-    from engine.build.c import compile_c_library
+    from engine.compilation.c import compile_c_library
     from engine.problems import get_problem
 
     problem, cache = get_problem(slug), get_settings().cache_dir / "build"

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 
 from db import runs_repo
-from engine.build.candidate import CandidateBuild
+from engine.compilation.candidate import CandidateBuild
 from engine.propose.base import EXHAUSTED, Proposal
 from engine.runs.run import LLMOptions, RunRequest, create_run, execute_run
 from engine.runs.step_samples import StepSamples, replies_as_they_arrive

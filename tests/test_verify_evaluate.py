@@ -111,7 +111,7 @@ def test_evaluate_many_returns_one_result_per_candidate_in_order(verifier, scale
 def test_evaluate_stream_builds_each_candidate_before_the_next_one_has_arrived(verifier, scale):
     import threading
 
-    from engine.build.candidate import build_candidate
+    from engine.compilation.candidate import build_candidate
 
     first_building = threading.Event()
 

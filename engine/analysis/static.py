@@ -38,10 +38,10 @@ from engine.analysis.source.launch import (
 )
 from engine.analysis.source.layouts import struct_layouts
 from engine.analysis.source.source_features import source_features
-from engine.build.cuda import compile_cubin
-from engine.build.extract import cuda_sources_from_python
-from engine.build.tools import ToolMissing
+from engine.compilation.cuda import compile_cubin
+from engine.compilation.extract import cuda_sources_from_python
 from engine.problems.expressions import ExpressionError, evaluate
+from engine.toolchain import ToolMissing
 
 # tensor methods and torch functions that move no data of their own (allocation, views, metadata)
 _FREE_TORCH_CALLS = {"empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",

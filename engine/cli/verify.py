@@ -25,7 +25,7 @@ def verify(file: Path = typer.Argument(..., exists=True, dir_okay=False, help="c
            ray: bool = typer.Option(None, "--ray/--no-ray",
                                     help="verify on a Ray worker (default: when RAY_ADDRESS is set)")) -> None:
     """Verify a candidate: build, correctness on every configuration (hidden ones too), integrity, timing."""
-    from engine.build.candidate import language_of
+    from engine.compilation.candidate import language_of
     from engine.problems import get_problem
     from engine.verify.evaluate import VerifyOptions, evaluate
     from engine.verify.report import render

@@ -17,7 +17,7 @@ from engine.analysis import StaticReport, analyse_candidate
 from engine.analysis.source import cuda_ast
 from engine.analysis.source.evaluator import Env, Evaluator, Unknown
 from engine.analysis.source.host import Transfers, transfers, unit_macros
-from engine.build.candidate import first_error
+from engine.compilation.candidate import first_error
 from engine.feedback import Diagnostics, Finding, build_diagnostics, render_feedback, run_tools
 from engine.problems.expressions import ExpressionError, evaluate
 from engine.problems.model import Config

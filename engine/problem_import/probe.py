@@ -78,7 +78,7 @@ def probe_pytorch(path: Path, config: Config, run_forward: bool = False, timeout
 def probe_c(problem: Problem) -> None:
     """Compile the C reference as the harness does (sandboxed) and find its entry point (in the sandbox:
     loading a library runs its constructors)."""
-    from engine.build.c import compile_c_library
+    from engine.compilation.c import compile_c_library
 
     with tempfile.TemporaryDirectory() as cache:
         build = compile_c_library(problem.reference_source, Path(cache))

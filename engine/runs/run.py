@@ -438,7 +438,7 @@ class RunExecutor:
                         f"on {self.pipeline.device_name}")
 
     def _stored(self, parent_id: int | None, proposal: Proposal, outcome) -> runs_repo.StoredStep:
-        from engine.build.cuda import content_key
+        from engine.compilation.cuda import content_key
 
         parent = self.tree.nodes.get(parent_id) if parent_id else None
         depth = 0

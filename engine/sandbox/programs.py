@@ -53,7 +53,7 @@ def tool_path() -> str:
     """PATH inside: this interpreter's folder (ninja, the CUDA wheels' tools beside it) and the system's."""
     folders = [str(Path(sys.executable).parent)]
     try:
-        from engine.build.tools import find_tool
+        from engine.toolchain import find_tool
 
         folders += [str(p.parent) for p in (find_tool("nvcc"), find_tool("nvdisasm")) if p is not None]
     except ImportError:

@@ -21,8 +21,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.build.candidate import CandidateBuild, build_candidate, language_of
-from engine.build.parallel import build_executor
+from engine.compilation.candidate import CandidateBuild, build_candidate, language_of
+from engine.compilation.parallel import build_executor
 from engine.problems.model import Problem
 from engine.sandbox import boundary
 from engine.schema.verdict import EvaluationResult, IntegrityFinding, Verdict
@@ -72,7 +72,7 @@ def warm_shared_headers(root: Path) -> threading.Thread:
     """Build the precompiled torch headers load_inline candidates share, beside the pool's start and off
     its path: otherwise the first such candidate waits for them (about 35 s on the H200 machine)."""
     def warm() -> None:
-        from engine.build.shared_header import warm_headers
+        from engine.compilation.shared_header import warm_headers
 
         try:
             for header in warm_headers(root):

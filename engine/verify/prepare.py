@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import python_ast
-from engine.build.candidate import CandidateBuild, build_candidate
-from engine.build.inline import torch_arch_list
+from engine.compilation.candidate import CandidateBuild, build_candidate
+from engine.compilation.inline import torch_arch_list
 from engine.problems.c_args import arg_specs
 from engine.problems.model import Config, Problem
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec

@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.build.tools import find_tool, tool_env
+from engine.toolchain import find_tool, tool_env
 
 DISASSEMBLE_TIMEOUT_S = 60
 

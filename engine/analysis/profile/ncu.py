@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.build.tools import find_tool
+from engine.toolchain import find_tool
 
 STALL_REASONS = ("barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle",
                  "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction",

@@ -34,7 +34,7 @@ def run_c(problem, impl, config, calls: int) -> None:
     import numpy as np
     import torch
 
-    from engine.build.cuda import compile_shared_library
+    from engine.compilation.cuda import compile_shared_library
     from engine.problems.expressions import evaluate
     from engine.settings import get_settings
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.build.sandboxed import SCRATCH, compile_sandboxed
+from engine.compilation.sandboxed import SCRATCH, compile_sandboxed
 from engine.problem_import.cimport.layout import Layout
 from engine.problem_import.cimport.program import Analysis, c_text
 from engine.problems.expressions import evaluate

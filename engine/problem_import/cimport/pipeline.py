@@ -255,7 +255,7 @@ def _probe_files(problem: Problem, runs) -> dict[str, bytes]:
 
 
 def _build(source: str, what: str, extra: tuple[str, ...] = ()) -> bytes:
-    from engine.build.c import compile_c_library
+    from engine.compilation.c import compile_c_library
 
     with tempfile.TemporaryDirectory() as cache:
         build = compile_c_library(source, Path(cache), extra)
@@ -304,9 +304,9 @@ def _check_port(problem: Problem, runs) -> tuple[bool, str]:
 
 
 def _compile_port(problem: Problem) -> tuple[bool, str]:
-    from engine.build.cuda import compile_shared_library
-    from engine.build.tools import ToolMissing
+    from engine.compilation.cuda import compile_shared_library
     from engine.settings import get_settings
+    from engine.toolchain import ToolMissing
 
     source = (problem.folder / "impls" / "naive.cu").read_text()
     try:

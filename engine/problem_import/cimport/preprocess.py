@@ -20,7 +20,7 @@ from pathlib import Path
 from pycparser import c_ast, c_parser
 from pycparser.c_parser import ParseError
 
-from engine.build.sandboxed import SCRATCH, compile_sandboxed
+from engine.compilation.sandboxed import SCRATCH, compile_sandboxed
 from engine.problem_import.cimport.sources import CProgram, SourceError
 
 C_COMPILER = "cc"

@@ -7,6 +7,6 @@ extension built by `extension.build_extension` through the `hook` installed into
 torch's own build as the fallback); `torch_prebuild` is the same run with torch's build alone; `pch_job`
 builds one shared precompiled header (`pch`); `split` is the device/host cut, `ninja` reads torch's
 build file and `torch_flags` learns torch's flags for given extras. The trusted side keeps the shared
-headers (`engine.build.shared_header`) and starts these programs. Imports stay light and local: only
+headers (`engine.compilation.shared_header`) and starts these programs. Imports stay light and local: only
 this folder and `engine.wire` are visible in the sandbox.
 """

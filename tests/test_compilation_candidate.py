@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.build import BuildRequest, build_candidate, build_many, language_of
-from engine.build.extract import kernel_names
-from engine.build.inline import device_only_source, extensions_dir, torch_arch_list
-from engine.build.tools import find_tool
+from engine.compilation import BuildRequest, build_candidate, build_many, language_of
+from engine.compilation.extract import kernel_names
+from engine.compilation.inline import device_only_source, extensions_dir, torch_arch_list
 from engine.problems import get_problem, load_problem
+from engine.toolchain import find_tool
 
 CHEATS = Path(__file__).parent / "cheats"
 RELU_SMALL = CHEATS / "problems" / "pytorch" / "relu-small"

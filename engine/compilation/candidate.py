@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.build import inline
-from engine.build.c import compile_c_library
-from engine.build.cuda import CudaBuild, compile_cubin, compile_shared_library
-from engine.build.extract import cuda_sources_from_python, kernel_names
+from engine.compilation import inline
+from engine.compilation.c import compile_c_library
+from engine.compilation.cuda import CudaBuild, compile_cubin, compile_shared_library
+from engine.compilation.extract import cuda_sources_from_python, kernel_names
 
 if TYPE_CHECKING:
     from engine.problems.model import Problem

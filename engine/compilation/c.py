@@ -10,8 +10,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from engine.build.cuda import CudaBuild, content_key
-from engine.build.sandboxed import SCRATCH, compile_sandboxed
+from engine.compilation.cuda import CudaBuild, content_key
+from engine.compilation.sandboxed import SCRATCH, compile_sandboxed
 
 C_COMPILER = "cc"
 C_FLAGS = ("-O3", "-shared", "-fPIC")

@@ -20,7 +20,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from engine.build.cuda import content_key
+from engine.compilation.cuda import content_key
 from engine.python_ast import parse as parse_python
 from engine.untrusted.fastinline.split import TORCH_TOKENS as _TORCH_TOKENS
 
@@ -179,7 +179,7 @@ def prebuild(source: str, ext_dir: Path, arch: str, scratch: Path | None = None,
     where = boundary()
     header_notes = []
     if fast and pch_root is not None:
-        from engine.build.shared_header import ensure_header
+        from engine.compilation.shared_header import ensure_header
 
         for cflags, includes in load_inline_extras(source) or [((), ())]:
             header = ensure_header(pch_root, cflags, includes)

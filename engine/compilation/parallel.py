@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.build.candidate import CandidateBuild, build_candidate
+from engine.compilation.candidate import CandidateBuild, build_candidate
 
 if TYPE_CHECKING:
     from engine.problems.model import Problem

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.build.inline import EXTENSIONS_INSIDE, load_inline_extras
-from engine.build.tools import find_tool
+from engine.compilation.inline import EXTENSIONS_INSIDE, load_inline_extras
+from engine.toolchain import find_tool
 from engine.untrusted.fastinline.extension import build_extension
 from engine.untrusted.fastinline.ninja import parse_build_file
 from engine.untrusted.fastinline.split import CannotSplit, split_cuda
@@ -165,7 +165,7 @@ def test_a_build_file_the_fast_build_does_not_take_is_reported_not_raised(tmp_pa
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
     """One shared header for the module (the default flags), and the link stand-ins."""
-    from engine.build.shared_header import ensure_header
+    from engine.compilation.shared_header import ensure_header
 
     root = tmp_path_factory.mktemp("pch")
     first = ensure_header(root)
@@ -177,7 +177,7 @@ def shared(tmp_path_factory):
 @pytest.mark.build
 @needs_nvcc
 def test_the_shared_header_is_built_once_then_found(shared):
-    from engine.build.shared_header import ensure_header
+    from engine.compilation.shared_header import ensure_header
 
     root, first, _ = shared
     again = ensure_header(root, extra_cflags=[""])  # torch drops empty flags: the same header
@@ -284,7 +284,7 @@ def test_a_candidate_outside_the_fast_path_is_built_by_torchs_own_build(shared, 
 
 @pytest.mark.gpu
 def test_the_verifiers_sandboxed_prebuild_builds_a_load_inline_candidate_fast(tmp_path):
-    from engine.build import build_candidate
+    from engine.compilation import build_candidate
     from engine.problems import load_problem
 
     cheats = FIXTURES.parent.parent / "cheats"
@@ -311,7 +311,7 @@ def test_both_builds_give_identical_outputs_on_the_gpu(tmp_path):
 
 
 def test_a_gpu_pool_builds_the_shared_headers_ahead_of_the_first_candidate(tmp_path, monkeypatch):
-    from engine.build import shared_header
+    from engine.compilation import shared_header
     from engine.verify.evaluate import warm_shared_headers
 
     asked: list = []

@@ -12,8 +12,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.build.sandboxed import SCRATCH, compile_sandboxed
-from engine.build.tools import require_tool
+from engine.compilation.sandboxed import SCRATCH, compile_sandboxed
+from engine.toolchain import require_tool
 
 NVCC_TIMEOUT_S = 300
 # CuPy's NVRTC builds see these headers implicitly; nvcc needs them spelled out only for the
