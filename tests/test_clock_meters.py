@@ -205,3 +205,39 @@ def test_the_timed_processes_idle_thread_pool_sleeps_so_the_jobs_cpu_time_is_wor
                            check=True, cwd=REPO, env={**os.environ, **pool.TIMED_PROCESS_ENV})
     share = float(probe.stdout)
     assert share < 0.5, f"idle helpers used {share:.0%} of a core between calls"
+
+
+def test_a_machine_with_every_core_taken_leaves_an_unexplained_claim_undecided_and_a_quiet_one_fails_it():
+    """As on a two-core machine beside a full test run: the honest runner's thread never waited, yet its loop's
+    memory-bound steps ran 400-600 µs a trial slower than the judge's; the kernel's CPU pressure count saw the
+    other core taken."""
+    baseline = _blocks(claimed_us=180.0, clock_us=1055.0)
+    slow = [Block([180.0] * 10, (180.0 + 875.0 + 600.0) * 10, 0.0, True) for _ in range(3)]
+    quiet = corroborate(slow, baseline, round_trip_us=50.0, clock="perf-counter")
+    assert not quiet.ok and quiet.decided and not quiet.busy
+    stalled = [Block(b.times_us, b.wall_us, 0.0, True, stalled_us=0.3 * b.wall_us) for b in slow]
+    busy = corroborate(stalled, baseline, round_trip_us=50.0, clock="perf-counter")
+    assert not busy.ok and not busy.decided
+    assert "other programs waited for a core 30% of the candidate's blocks" in busy.detail
+    assert "no speed is credited" in busy.detail
+    little = [Block(b.times_us, b.wall_us, 0.0, True, stalled_us=0.02 * b.wall_us) for b in slow]
+    assert corroborate(little, baseline, round_trip_us=50.0, clock="perf-counter").decided
+
+
+def test_the_pressure_count_reads_the_kernels_file_and_leaves_out_what_the_job_itself_ran(tmp_path, monkeypatch):
+    from engine.verify.judge import meters
+
+    cpu = tmp_path / "cpu"
+    cpu.write_text("some avg10=0.83 avg60=2.35 avg300=2.63 total=2734480\nfull avg10=0.00 total=0\n")
+    monkeypatch.setattr(meters, "PRESSURE_FILE", str(cpu))
+    assert meters.stalled_us() == 2734480
+    start = Reading(main_cpu_ns=0, main_wait_ns=0, job_cpu_ns=0)
+    alone = Reading(main_cpu_ns=1_000_000, main_wait_ns=0, job_cpu_ns=1_000_000)
+    helpers = Reading(main_cpu_ns=1_000_000, main_wait_ns=0, job_cpu_ns=1_200_000)  # its own threads ran 200 µs
+    assert meters.stalled_by_others_us(100.0, 400.0, start, alone, wall_us=1000.0) == 300.0
+    assert meters.stalled_by_others_us(100.0, 400.0, start, helpers, wall_us=1000.0) == 100.0
+    assert meters.stalled_by_others_us(100.0, 400.0, start, alone, wall_us=250.0) == 250.0  # at most the wall
+    assert meters.stalled_by_others_us(None, 400.0, start, alone, wall_us=250.0) == 0.0
+    assert meters.stalled_by_others_us(100.0, 400.0, None, alone, wall_us=250.0) == 0.0  # unmetered: not used
+    monkeypatch.setattr(meters, "PRESSURE_FILE", str(tmp_path / "absent"))
+    assert meters.stalled_us() is None

@@ -64,6 +64,7 @@ class Block:
     metered: bool = False  # whether the kernel's accounting was read around it
     digests: list[int] = field(default_factory=list)  # the runner's commitment to each timed call's outputs
     first_call: int = 0  # the timing's number of the block's first call (warm-up included)
+    stalled_us: float = 0.0  # of wall_us, the machine's CPU stall its own job cannot explain (meters.stalled_us)
 
     @property
     def overhead_us(self) -> float:
@@ -144,6 +145,10 @@ def corroborate(candidate: list[Block], baseline: list[Block], round_trip_us: fl
 
 BUSY_WAIT_SHARE = 0.05  # of a side's clock spent waiting for a core its own job did not use
 BUSY_SPREAD_SHARE = 0.1  # of the judge's own loop: how far its blocks' overhead may spread on a quiet machine
+BUSY_STALL_SHARE = 0.1  # of a side's clock in which some task outside its job waited for a core (the kernel's
+# pressure count): every core was taken, and the loop's memory-bound untimed steps shared caches and memory
+# bandwidth with a neighbour, slower with no run delay of the timed thread (honest CPU runners beside a full
+# test run on 2 cores left 400-600 µs a trial unexplained while their own thread never waited)
 
 
 def _busy(candidate: list[Block], baseline: list[Block], clock_per_trial: float, base_overhead: float) -> str:
@@ -155,6 +160,10 @@ def _busy(candidate: list[Block], baseline: list[Block], clock_per_trial: float,
         reasons.append(f"the candidate's process waited {runner_wait:.0%} of its blocks for a core")
     if own_wait > BUSY_WAIT_SHARE:
         reasons.append(f"the judge waited {own_wait:.0%} of its blocks for a core")
+    for side, blocks in (("the candidate's", candidate), ("the judge's", baseline)):
+        stalled = sum(b.stalled_us for b in blocks) / max(sum(b.wall_us for b in blocks), 1.0)
+        if stalled > BUSY_STALL_SHARE:
+            reasons.append(f"other programs waited for a core {stalled:.0%} of {side} blocks (every core taken)")
     spread = own_spread_us(baseline)
     if base_overhead > 0 and spread > BUSY_SPREAD_SHARE * base_overhead:
         reasons.append(f"the judge's own loop moved {spread:.0f} µs a trial between blocks")
@@ -182,13 +191,17 @@ def runner_block(runner: RunnerSession, config: str, seed: int, trials: int, war
     stage = f"timing on {config!r}"
     meter = runner.meter
     before = meter.read() if meter is not None else None
+    stall = meters.stalled_us()
     started = time.perf_counter()
     reply = runner.request("time", stage=stage, config=config, seed=seed, trials=trials, warmup=warmup,
                            flush_bytes=flush_bytes)
     wall = (time.perf_counter() - started) * 1e6
+    stall_after = meters.stalled_us()
     after = meter.read() if meter is not None else None
+    stalled = meters.stalled_by_others_us(stall, stall_after, before, after, wall)
     return Block(float_list(reply.times_us, stage, trials), wall, min(meters.waited_us(before, after), wall),
-                 before is not None and after is not None, digest_list(reply.digests, stage, trials), first_call)
+                 before is not None and after is not None, digest_list(reply.digests, stage, trials), first_call,
+                 stalled)
 
 
 def digest_list(value: list[int], stage: str, length: int) -> list[int]:
@@ -210,13 +223,15 @@ def judge_blocks(fns: dict, device: str, trials: int, warmup: int, flush_bytes: 
     blocks = {}
     own = meters.OwnMeter()
     for name, fn in fns.items():
-        first = own.read()
+        first, stall = own.read(), meters.stalled_us()
         started = time.perf_counter()
         times, _ = timed_block(fn, trials, warmup, device, flush_bytes)  # digests too: both loops cost the same
         wall = (time.perf_counter() - started) * 1e6
+        stall_after = meters.stalled_us()
         last = own.read()
+        stalled = meters.stalled_by_others_us(stall, stall_after, first, last, wall)
         blocks[name] = Block(times, wall, min(meters.waited_us(first, last), wall),
-                             first is not None and last is not None)
+                             first is not None and last is not None, stalled_us=stalled)
     return blocks
 
 

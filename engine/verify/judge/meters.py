@@ -87,6 +87,33 @@ class OwnMeter(Meter):
             return None
 
 
+PRESSURE_FILE = "/proc/pressure/cpu"
+
+
+def stalled_us() -> float | None:
+    """The machine's CPU pressure-stall count ("some", µs since boot): time in which some task on the machine
+    was runnable without a core. Then every core is taken, the other one too, and the timed loop's memory-bound
+    untimed steps share caches and memory bandwidth with it: slower, with no run delay of the timed thread.
+    None where the kernel keeps no count."""
+    try:
+        with open(PRESSURE_FILE) as handle:
+            first = handle.readline().split()
+        return float(next(word for word in first if word.startswith("total=")).removeprefix("total="))
+    except (OSError, ValueError, StopIteration):
+        return None
+
+
+def stalled_by_others_us(stall_before: float | None, stall_after: float | None, before: Reading | None,
+                         after: Reading | None, wall_us: float) -> float:
+    """Microseconds of the machine's CPU stall between two readings that the timed job's own other threads and
+    processes cannot explain (their CPU time is taken off, as for `waited_us`: a candidate that crowds its own
+    core with helpers is not a busy machine), at most the wall time; 0 where any reading is missing."""
+    if stall_before is None or stall_after is None or before is None or after is None:
+        return 0.0
+    others = (after.job_cpu_ns - before.job_cpu_ns) - (after.main_cpu_ns - before.main_cpu_ns)
+    return min(max(stall_after - stall_before - max(others, 0) / 1000, 0.0), wall_us)
+
+
 def waited_us(before: Reading | None, after: Reading | None) -> float:
     """Microseconds the main thread waited for a core that the rest of its own job did not use."""
     if before is None or after is None:
