@@ -101,15 +101,13 @@ def runs_bests(run_ids: tuple[int, ...]) -> dict[int, RunBest]:
 
 def forget_reviews() -> None:
     """Drop every cached read a flag review changes, so the page shows the review at once (a review
-    changes no run fingerprint, so the candidate cache would otherwise answer with the open flag)."""
+    changes no run fingerprint, so the candidate cache would otherwise answer with the open flag). The charts'
+    cache is the caller's to drop too (`run_charts` reads this module)."""
     best_per_problem.clear()
     run_best.clear()
     run_pooled.clear()
     runs_bests.clear()
     candidate.clear()
-    from app.components import run_charts  # imports this module: not at the top
-
-    run_charts.chart_specs.clear()  # the best-so-far line leaves out what a person rejected
 
 
 def recent_runs(limit: int = 200) -> list[queries.RunSummary]:

@@ -50,7 +50,8 @@ def flag_panel(ev: EvaluationView) -> None:
         except ValueError as exc:
             st.error(str(exc))
             return
-        from app.components import data
+        from app.components import data, run_charts
 
         data.forget_reviews()
+        run_charts.chart_specs.clear()  # the best-so-far line leaves out what a person rejected
         st.rerun()

@@ -85,3 +85,13 @@ def compile_cubin(source: str, arch: str, cache_dir: Path, extra: tuple[str, ...
 def compile_shared_library(source: str, arch: str, cache_dir: Path, extra: tuple[str, ...] = ()) -> CudaBuild:
     """A .so exposing the candidate's extern "C" entry point (C problems)."""
     return _nvcc(source, ".cu", ["-shared", "-Xcompiler", "-fPIC"], "candidate.so", arch, cache_dir / "so", extra)
+
+
+def torch_version() -> str:
+    """The installed torch version, read from its metadata without importing torch (seconds saved)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("torch")
+    except PackageNotFoundError:
+        return "none"

@@ -20,7 +20,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from engine.compilation.cuda import content_key
+from engine.compilation.cuda import content_key, torch_version
 from engine.python_ast import parse as parse_python
 from engine.untrusted.fastinline.split import TORCH_TOKENS as _TORCH_TOKENS
 
@@ -28,16 +28,6 @@ PREBUILD_TIMEOUT_S = 900
 EXTENSIONS_INSIDE = "/refinery/ext"  # the runner shows a candidate's build at this same path
 PCH_INSIDE = "/refinery/pch"  # the shared precompiled headers, read-only in the prebuild
 _TORCH_INCLUDE = re.compile(r"^\s*#\s*include\s*[<\"](torch|ATen|c10|pybind11|Python)[^>\"]*[>\"].*$", re.M)
-
-
-def torch_version() -> str:
-    """The installed torch version, read from its metadata without importing torch (seconds saved)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("torch")
-    except PackageNotFoundError:
-        return "none"
 
 
 def torch_arch_list(arch: str) -> str:

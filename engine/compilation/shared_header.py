@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.compilation.inline import torch_version
+from engine.compilation.cuda import torch_version
 from engine.untrusted.fastinline.pch import HEADER
 
 PCH_TIMEOUT_S = 900
