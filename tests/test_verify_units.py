@@ -96,7 +96,7 @@ def test_cpu_measurement_times_every_callable_interleaved():
     def fast(_i):
         calls["b"] += 1
 
-    samples = measure({"a": slow, "b": fast}, TrialPolicy(5, 0.0, 8, 5.0), "cpu", flush_bytes=1 << 16)
+    samples = measure({"a": slow, "b": fast}, TrialPolicy(5, 0.0, 8, 5.0, flush_bytes=1 << 16), "cpu")
     assert len(samples["a"].times_us) == len(samples["b"].times_us) >= 5 and calls["a"] == calls["b"]
     stats = {name: TimingStats.from_samples(s.times_us, s.clock) for name, s in samples.items()}
     assert stats["a"].median_us > 1500 > stats["b"].median_us and stats["a"].clock == "perf-counter"
@@ -324,7 +324,7 @@ def test_fresh_calls_give_every_call_new_values_in_the_same_tensors_and_keep_eac
     calls = FreshCalls(make, call, base_seed=11, refill=reuse_buffers)
     tensor = calls.inputs[0]
     calls.start_block()
-    measure({"c": calls}, TrialPolicy(4, 0.0, 4, 5.0), "cpu", flush_bytes=1 << 12, before=calls.before,
+    measure({"c": calls}, TrialPolicy(4, 0.0, 4, 5.0, flush_bytes=1 << 12), "cpu", before=calls.before,
             after=calls.after, warmup=2)
     assert calls.inputs[0] is tensor and calls.calls == 6 and [c for c, _ in calls.kept] == [2, 3, 4, 5]
     for number, outputs in calls.kept:
