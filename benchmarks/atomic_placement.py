@@ -46,9 +46,8 @@ def median_us(fn, argv: list, trials: int) -> float:
     """The verifier's own timing loop: CUDA events, L2 flushed before each trial, two warm-up calls."""
     from engine.wire import timing
 
-    policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                floor_trials=trials)
-    samples = timing.measure({"naive": lambda _i: fn(*argv)}, policy, "cuda", cross_check=False)
+    samples = timing.measure({"naive": lambda _i: fn(*argv)}, timing.TrialPolicy.exactly(trials), "cuda",
+                             cross_check=False)
     return statistics.median(samples["naive"].times_us)
 
 

@@ -113,9 +113,11 @@ def main() -> None:
     from engine.verify.evaluate import Verifier, VerifyOptions
     from engine.verify.pool import PoolConfig, WorkerPool
     from engine.verify.prepare import TimingOptions
+    from engine.wire.policy import TrialPolicy
 
     settings = get_settings()
-    policy = TimingOptions(min_trials=45, min_seconds=0.0, max_trials=60, max_seconds=5.0, flush_bytes=32 << 20)
+    policy = TimingOptions(TrialPolicy(min_trials=45, min_seconds=0.0, max_trials=60, max_seconds=5.0,
+                                       flush_bytes=32 << 20))
     pool = WorkerPool(config=PoolConfig.from_settings(settings))
     verifier = Verifier(pool=pool, options=VerifyOptions(timeout_s=120, timing_policy=policy), settings=settings)
     problem = load_problem(PROBLEM)

@@ -124,10 +124,12 @@ def main() -> int:
     from engine.verify.prepare import TimingOptions
     from engine.verify.ray_pool import RayWorkerPool
     from engine.verify.scale import connect
+    from engine.wire.policy import TrialPolicy
 
     settings = get_settings()
     config = PoolConfig.from_settings(settings)
-    options = VerifyOptions(timing_policy=TimingOptions(3, 0.0, 5, 1.0, 1 << 20)) if args.quick else VerifyOptions()
+    quick = TimingOptions(TrialPolicy(3, 0.0, 5, 1.0, flush_bytes=1 << 20))
+    options = VerifyOptions(timing_policy=quick) if args.quick else VerifyOptions()
     connect()
     gpus = float(ray.cluster_resources().get("GPU", 0))
     with WorkerPool(config=config) as probe:

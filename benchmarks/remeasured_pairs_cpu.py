@@ -38,7 +38,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,11 +186,13 @@ def measure(rounds: int, export_rounds: int, seed: int, min_seconds: float, max_
     from engine.verify.evaluate import Verifier, VerifyOptions
     from engine.verify.pool import PoolConfig, WorkerPool
     from engine.verify.prepare import TimingOptions
+    from engine.wire.policy import TrialPolicy
 
     problem = get_problem(PROBLEM)
     sources = code_sources(problem)
-    options = VerifyOptions(timing_policy=TimingOptions(min_trials=20, min_seconds=min_seconds, max_trials=1000,
-                                                        max_seconds=max_seconds, flush_bytes=1 << 20), timeout_s=300)
+    policy = TrialPolicy(min_trials=20, min_seconds=min_seconds, max_trials=1000, max_seconds=max_seconds,
+                         flush_bytes=1 << 20)
+    options = VerifyOptions(timing_policy=TimingOptions(policy), timeout_s=300)
     settings = get_settings()
     rng = random.Random(seed)
     ids: dict[str, int] = {}
@@ -223,7 +225,7 @@ def measure(rounds: int, export_rounds: int, seed: int, min_seconds: float, max_
     results = {k: {rule: judge(pairs, remeasured, name_of) for rule, pairs in by_rule.items()}
                for k, by_rule in exports.items()}
     return {"problem": PROBLEM, "rounds": rounds, "export_rounds": export_rounds, "seed": seed,
-            "timing": {"min_trials": 20, "min_seconds": min_seconds, "max_seconds": max_seconds},
+            "timing": asdict(policy),
             "machine": f"{platform.node()} ({os.cpu_count()} cores, {platform.processor() or platform.machine()})",
             "wall_seconds": round(time.perf_counter() - started, 1),
             "speedups": {name: [None if x is None else round(1 / x, 4) for x in found]

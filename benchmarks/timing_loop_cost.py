@@ -79,7 +79,7 @@ def measure(shape: tuple[int, int], trials: int, repeats: int) -> dict:
             calls = _variant_calls(name, problem, 1000 + repeat)
             torch.cuda.synchronize()
             started = time.perf_counter()
-            times, _ = fresh.timed_block(calls, trials, 3, "cuda", 256 * 2**20)
+            times, _ = fresh.timed_block(calls, trials, 3, "cuda", timing.TrialPolicy().flush_bytes)
             walls[name].append((time.perf_counter() - started) * 1e6 / (trials + 3))
             kernel[name].append(statistics.median(times))
             del calls

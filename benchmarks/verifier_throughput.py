@@ -25,6 +25,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -228,6 +229,7 @@ def main() -> int:
     from engine.settings import get_settings
     from engine.verify.evaluate import Verifier, VerifyOptions
     from engine.verify.pool import PoolConfig, WorkerPool
+    from engine.verify.prepare import TimingOptions
 
     settings = get_settings()
     problem = make_problem(workdir / "problems" / "pytorch" / "relu-bench")
@@ -235,8 +237,8 @@ def main() -> int:
     native = [NATIVE.format(kernel=k, tag=t, block=b, unroll=u) for t, b, u, k in variants(args.native, stamp)]
     inline = [INLINE.format(kernel=k, tag=t, block=b, unroll=u)
               for t, b, u, k in variants(args.inline, stamp + "i")]
-    report: dict = {"settings": {"min_trials": settings.timing_min_trials, "min_seconds": settings.timing_min_seconds,
-                                 "max_trials": settings.timing_max_trials, "energy_seconds": settings.energy_seconds}}
+    timing = TimingOptions.from_settings(settings)
+    report: dict = {"settings": {**asdict(timing.policy), "energy_seconds": timing.energy_seconds}}
     with WorkerPool(config=PoolConfig.from_settings(settings)) as pool:
         print(f"device: {pool.info.device}; judge start-up {pool.info.startup_s:.1f} s; "
               f"{pool.info.applied.get('sandbox')}", flush=True)

@@ -27,6 +27,7 @@ from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.pool import PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 
 REPO = Path(__file__).resolve().parents[1]
 ATTACKS = REPO / "tests" / "attacks"
@@ -36,8 +37,9 @@ TEAM_PASSWORD = "team-" + uuid.uuid4().hex
 DB_PASSWORD = "dbpw-" + uuid.uuid4().hex
 SECRETS = (API_KEY, TEAM_PASSWORD, DB_PASSWORD)
 # Enough trials per timing block for the judge's clock to decide (tests elsewhere use fewer).
-OPTIONS = VerifyOptions(timeout_s=60, timing_policy=TimingOptions(min_trials=45, min_seconds=0.0, max_trials=60,
-                                                                  max_seconds=5.0, flush_bytes=1 << 20))
+OPTIONS = VerifyOptions(timeout_s=60, timing_policy=TimingOptions(TrialPolicy(min_trials=45, min_seconds=0.0,
+                                                                              max_trials=60, max_seconds=5.0,
+                                                                              flush_bytes=1 << 20)))
 
 pytestmark = pytest.mark.skipif(not boundary().namespaced,
                                 reason="no OS sandbox on this machine: " + "; ".join(boundary().missing))
@@ -372,8 +374,8 @@ def test_a_c_constructor_that_replaces_the_timer_plans_nothing(world):
 def test_work_hidden_in_the_room_the_flush_leaves_is_caught(world):
     if world["pool"].gpu:
         pytest.skip("a CPU timer: on a GPU the events decide (tests/test_attacks_gpu.py)")
-    result = attack(world, "hide_beside_the_flush.py",
-                    timing_policy=replace(OPTIONS.timing_policy, flush_bytes=32 << 20))
+    big_flush = replace(OPTIONS.timing_policy.policy, flush_bytes=32 << 20)
+    result = attack(world, "hide_beside_the_flush.py", timing_policy=replace(OPTIONS.timing_policy, policy=big_flush))
     clock = next(f for f in result.integrity if f.check == "stream-escape")
     assert _clock_refused(result) and "unexplained" in clock.detail, clock.detail
 

@@ -12,12 +12,14 @@ from engine.problems import load_problem
 from engine.schema.verdict import Verdict
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 from tests.verify_support import gpu_verifier
 
 pytestmark = pytest.mark.gpu
 
 TESTS = Path(__file__).parent
-OPTIONS = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0.3, max_trials=600, max_seconds=3.0),
+OPTIONS = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=30, min_seconds=0.3, max_trials=600,
+                                                                max_seconds=3.0)),
                         timeout_s=600)
 
 

@@ -18,14 +18,16 @@ from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.judge.energy_meter import EnergyRecord
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 from tests.verify_support import verifier_in_fresh_home
 
 pytestmark = pytest.mark.gpu
 
 CHEATS = Path(__file__).parent / "cheats"
 ENERGY_SECONDS = 0.5
-OPTIONS = VerifyOptions(timing_policy=TimingOptions(min_trials=10, min_seconds=0.2, max_trials=300, max_seconds=3.0,
-                                                    energy_seconds=ENERGY_SECONDS), timeout_s=300)
+OPTIONS = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=10, min_seconds=0.2, max_trials=300,
+                                                                max_seconds=3.0), energy_seconds=ENERGY_SECONDS),
+                        timeout_s=300)
 
 
 @pytest.fixture(scope="module")

@@ -309,6 +309,7 @@ def test_energy_is_asked_of_gpu_jobs_only(settings):
     on_gpu = make_job(problem, build, impl.source, "cuda", cache_dir=get_settings().cache_dir, timing=timing)
     on_cpu = make_job(problem, build, impl.source, "cpu", cache_dir=get_settings().cache_dir, timing=timing)
     assert on_gpu.timing.energy_seconds == get_settings().energy_seconds and on_cpu.timing.energy_seconds == 0.0
+    assert on_gpu.timing.policy == on_cpu.timing.policy == timing.policy  # the settings' policy, as it was made
 
 
 def test_an_empty_profile_record_keeps_its_reason():

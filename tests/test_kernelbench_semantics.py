@@ -12,14 +12,16 @@ from engine.problems import load_problem
 from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 from engine.wire.randomness import draws_random_numbers
 from tests.verify_support import verifier_in_fresh_home
 
 HERE = Path(__file__).parent / "kernelbench"
 # Integrity checks off: these candidates are the reference's own torch code on purpose (on a GPU they would
 # rightly fail kernel coverage); what is tested is how both sides are built, seeded, run and compared.
-FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0.0, max_trials=30, max_seconds=1.0,
-                                                 flush_bytes=1 << 20), timeout_s=120, runtime_checks=False)
+FAST = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=30, min_seconds=0.0, max_trials=30,
+                                                             max_seconds=1.0, flush_bytes=1 << 20)),
+                     timeout_s=120, runtime_checks=False)
 
 
 @pytest.fixture(scope="module")

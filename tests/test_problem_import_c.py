@@ -19,14 +19,15 @@ from engine.problem_import.cimport import ImportOptions, import_program
 from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 from tests.verify_support import verifier_in_fresh_home
 
 FIXTURES = Path(__file__).parent / "fixtures" / "c_import"
 SMOOTH = FIXTURES / "suite" / "stencils" / "smooth" / "smooth.c"
 SCALE_ADD = FIXTURES / "plain" / "scale_add.c"
 SQUARE = FIXTURES / "opaque" / "square.c"
-FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=3, min_seconds=0.0, max_trials=5, max_seconds=1.0,
-                                                 flush_bytes=1 << 20), timeout_s=120)
+FAST = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=3, min_seconds=0.0, max_trials=5,
+                                                             max_seconds=1.0, flush_bytes=1 << 20)), timeout_s=120)
 
 
 @pytest.fixture(scope="module")

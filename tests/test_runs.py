@@ -234,12 +234,14 @@ def test_a_runs_profiling_choice_reaches_its_pipeline(problem_slug, profile):
 def test_a_run_without_profiling_asks_the_worker_for_no_energy_and_profiles_nothing(refinery_home, monkeypatch):
     from engine.problems import get_problem
     from engine.runs.pipeline import RoundPipeline
+    from engine.verify.prepare import policy_from_settings
 
     monkeypatch.setattr("engine.runs.pipeline.make_pool", lambda settings: None)
     pipeline = RoundPipeline(get_problem("relu"), gpu=True)
     assert pipeline.profiling and pipeline.verifier.options.timing_policy is None  # the settings' policy: energy on
     pipeline.set_profiling(False)
     assert not pipeline.profiling and pipeline.verifier.options.timing_policy.energy_seconds == 0.0
+    assert pipeline.verifier.options.timing_policy.policy == policy_from_settings(pipeline.settings)  # trials as set
 
 
 def test_a_paste_that_cannot_be_a_candidate_is_refused_with_the_verifiers_words(problem_slug):

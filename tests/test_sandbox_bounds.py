@@ -256,6 +256,7 @@ def test_a_pool_keeps_a_bounded_log_tail_and_leaves_no_logs_or_scratch_folders_b
     from engine.verify.evaluate import Verifier, VerifyOptions
     from engine.verify.pool import LOG_TAIL_CHARS, PoolConfig, WorkerPool
     from engine.verify.prepare import TimingOptions
+    from engine.wire.policy import TrialPolicy
 
     monkeypatch.setenv("REFINERY_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("REFINERY_DATABASE_URL", raising=False)
@@ -266,7 +267,8 @@ def test_a_pool_keeps_a_bounded_log_tail_and_leaves_no_logs_or_scratch_folders_b
     try:
         verifier = Verifier(pool=pool, settings=settings,
                             options=VerifyOptions(timing=False, timeout_s=120,
-                                                  timing_policy=TimingOptions(3, 0.0, 5, 1.0, 1 << 20)))
+                                                  timing_policy=TimingOptions(TrialPolicy(3, 0.0, 5, 1.0,
+                                                                                          flush_bytes=1 << 20))))
         result = verifier.evaluate(load_problem(CHEATS / "problems" / "pytorch" / "relu-small"), CHATTY)
         assert result.verdict == Verdict.CORRECT, result.message
         assert "chatter" in result.log and len(result.log) <= LOG_TAIL_CHARS + 2000

@@ -179,10 +179,11 @@ def test_a_ray_worker_holding_the_gpu_reaches_the_local_pools_verdicts(ray_clust
     from engine.problems import get_problem
     from engine.verify.evaluate import Verifier, VerifyOptions
     from engine.verify.prepare import TimingOptions
+    from engine.wire.policy import TrialPolicy
 
     problem = get_problem("relu")
     sources = [(i.source, i.language) for i in problem.implementations if i.device == "cuda"]
-    options = VerifyOptions(timing_policy=TimingOptions(min_trials=10, min_seconds=0.1, max_seconds=1.0))
+    options = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=10, min_seconds=0.1, max_seconds=1.0)))
     settings = get_settings()
     with RayWorkerPool(workers=1, config=PoolConfig.from_settings(settings)) as pool:
         assert pool.gpu, "the Ray worker was given no GPU"

@@ -14,6 +14,7 @@ from engine.schema.verdict import Verdict
 from engine.verify.evaluate import VerifyOptions
 from engine.verify.prepare import TimingOptions
 from engine.wire.c_entry import ROTATED_BYTES
+from engine.wire.policy import TrialPolicy
 from tests.verify_support import verifier_in_fresh_home
 
 N = ROTATED_BYTES // 4 + 4096  # floats: `y` keeps one placement, `total` rotates
@@ -68,8 +69,8 @@ def problem(tmp_path_factory):
 
 @pytest.mark.slow
 def test_timed_calls_on_any_placement_are_checked(problem, tmp_path_factory):
-    options = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0.0, max_trials=30,
-                                                        flush_bytes=2**20), timeout_s=120)
+    options = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=30, min_seconds=0.0, max_trials=30,
+                                                                    flush_bytes=2**20)), timeout_s=120)
     with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), options) as verifier:
         honest = verifier.evaluate(problem, HONEST, "c")
         forgetful = verifier.evaluate(problem, FORGETFUL, "c")

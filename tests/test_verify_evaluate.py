@@ -13,11 +13,12 @@ from engine.problems import get_problem, load_problem
 from engine.schema.verdict import Verdict
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"
-FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0.0, max_trials=30, max_seconds=1.0,
-                                                 flush_bytes=1 << 20), timeout_s=120)
+FAST = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=30, min_seconds=0.0, max_trials=30,
+                                                             max_seconds=1.0, flush_bytes=1 << 20)), timeout_s=120)
 
 
 @pytest.fixture(scope="module")

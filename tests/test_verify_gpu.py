@@ -20,13 +20,15 @@ from engine.schema.verdict import Verdict
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.judge.c_judge import REFERENCE_CALLS
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 from tests.verify_support import verifier_in_fresh_home
 
 pytestmark = pytest.mark.gpu
 
 CHEATS = Path(__file__).parent / "cheats"
 REPO = Path(__file__).resolve().parents[1]
-OPTIONS = VerifyOptions(timing_policy=TimingOptions(min_trials=10, min_seconds=0.2, max_trials=300, max_seconds=3.0),
+OPTIONS = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=10, min_seconds=0.2, max_trials=300,
+                                                                max_seconds=3.0)),
                         timeout_s=300)
 
 

@@ -21,11 +21,12 @@ from engine.verify.host import BusyProcess, HostRecord, HostWatch, notes_for, su
 from engine.verify.judge.job import Job
 from engine.verify.pool import JobOutcome, PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 from tests.verify_support import verifier_in_fresh_home
 
 CHEATS = Path(__file__).parent / "cheats"
-FAST = VerifyOptions(timing_policy=TimingOptions(min_trials=30, min_seconds=0.0, max_trials=30, max_seconds=1.0,
-                                                 flush_bytes=1 << 20), timeout_s=120)
+FAST = VerifyOptions(timing_policy=TimingOptions(TrialPolicy(min_trials=30, min_seconds=0.0, max_trials=30,
+                                                             max_seconds=1.0, flush_bytes=1 << 20)), timeout_s=120)
 USABLE = sorted(os.sched_getaffinity(0))
 CORE = USABLE[-1]
 ONLY_ON_CORE = f"""/* Right only while it runs on core {CORE} alone: its calls, the timed ones too, ran there. */

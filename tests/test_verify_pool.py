@@ -16,9 +16,11 @@ from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.judge.job import Job
 from engine.verify.pool import PoolConfig, WorkerPool
 from engine.verify.prepare import TimingOptions
+from engine.wire.policy import TrialPolicy
 
 CHEATS = Path(__file__).parent / "cheats"
-FAST = VerifyOptions(timing=False, timeout_s=120, timing_policy=TimingOptions(3, 0.0, 5, 1.0, 1 << 20))
+FAST = VerifyOptions(timing=False, timeout_s=120,
+                     timing_policy=TimingOptions(TrialPolicy(3, 0.0, 5, 1.0, flush_bytes=1 << 20)))
 
 
 @pytest.fixture(scope="module")

@@ -86,6 +86,55 @@ def test_trial_policy_needs_both_minimums_and_stops_at_either_cap():
     assert policy.done(30, 1.0) and policy.done(1000, 0.1) and policy.done(3, 11.0) and not policy.done(2, 11.0)
 
 
+def test_the_trial_policy_defaults_are_declared_once():
+    """TrialPolicy is the one record of how trials are run: the job's timing, the parent's options and the
+    settings hold one rather than fields of their own, and a policy made from default settings is the
+    record's defaults (but for target_ci, the one number the product sets on purpose: the record's 0 times
+    everything its numbers ask for, as a caller that names its numbers expects)."""
+    from dataclasses import fields, replace
+    from types import SimpleNamespace
+
+    from engine.settings import Settings
+    from engine.verify.evaluate import VerifyOptions
+    from engine.verify.prepare import POLICY_SETTINGS, TimingOptions, policy_from_settings
+
+    policy_fields = {f.name for f in fields(TrialPolicy)}
+    for record in (TimingSpec, TimingOptions, VerifyOptions, Job):
+        assert not policy_fields & {f.name for f in fields(record)}, f"{record.__name__} repeats the policy's fields"
+    assert TimingSpec("small", 1).policy == TimingOptions().policy == TrialPolicy()
+
+    policy_settings = {name for name in Settings.model_fields if name.startswith("timing_")} - {"timing_cores"}
+    assert set(POLICY_SETTINGS.values()) == policy_settings  # a new policy setting goes through the one conversion
+    assert set(POLICY_SETTINGS) <= policy_fields
+    defaults = SimpleNamespace(**{name: Settings.model_fields[name].default for name in policy_settings})
+    product = Settings.model_fields["timing_target_ci"].default
+    assert policy_from_settings(defaults) == replace(TrialPolicy(), target_ci=product)
+
+
+def test_the_parent_holds_a_policy_without_importing_torch():
+    import subprocess
+    import sys
+
+    code = "import sys, engine.verify.prepare, engine.verify.judge.job; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_job_carries_the_policy_it_was_given_through_json():
+    import json
+
+    policy = TrialPolicy(5, 0.25, 8, 2.0, floor_trials=4, flush_bytes=1 << 20, target_ci=0.01)
+    job = Job(kind="pytorch", device="cpu", candidate_source="s", candidate_language="python", init_seed=7,
+              configs=[ConfigSpec("small", False, {"n": 4}, [1])],
+              timing=TimingSpec("small", 3, policy, baselines=["eager", "compile"], energy_seconds=1.5))
+    again = Job.from_json(json.loads(job.dumps()))
+    assert again == job and again.timing.policy == policy and isinstance(again.timing.policy, TrialPolicy)
+
+
+def test_an_exact_policy_runs_exactly_its_trials():
+    policy = TrialPolicy.exactly(7, flush_bytes=1 << 12)
+    assert not policy.done(6, 1e6) and policy.done(7, 0.0) and policy.flush_bytes == 1 << 12
+
+
 def test_cpu_measurement_times_every_callable_interleaved():
     calls = {"a": 0, "b": 0}
 
@@ -96,7 +145,7 @@ def test_cpu_measurement_times_every_callable_interleaved():
     def fast(_i):
         calls["b"] += 1
 
-    samples = measure({"a": slow, "b": fast}, TrialPolicy(5, 0.0, 8, 5.0), "cpu", flush_bytes=1 << 16)
+    samples = measure({"a": slow, "b": fast}, TrialPolicy(5, 0.0, 8, 5.0, flush_bytes=1 << 16), "cpu")
     assert len(samples["a"].times_us) == len(samples["b"].times_us) >= 5 and calls["a"] == calls["b"]
     stats = {name: TimingStats.from_samples(s.times_us, s.clock) for name, s in samples.items()}
     assert stats["a"].median_us > 1500 > stats["b"].median_us and stats["a"].clock == "perf-counter"
@@ -324,7 +373,7 @@ def test_fresh_calls_give_every_call_new_values_in_the_same_tensors_and_keep_eac
     calls = FreshCalls(make, call, base_seed=11, refill=reuse_buffers)
     tensor = calls.inputs[0]
     calls.start_block()
-    measure({"c": calls}, TrialPolicy(4, 0.0, 4, 5.0), "cpu", flush_bytes=1 << 12, before=calls.before,
+    measure({"c": calls}, TrialPolicy(4, 0.0, 4, 5.0, flush_bytes=1 << 12), "cpu", before=calls.before,
             after=calls.after, warmup=2)
     assert calls.inputs[0] is tensor and calls.calls == 6 and [c for c, _ in calls.kept] == [2, 3, 4, 5]
     for number, outputs in calls.kept:

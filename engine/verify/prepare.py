@@ -11,7 +11,7 @@ import ast
 import json
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import python_ast
@@ -20,6 +20,7 @@ from engine.compilation.inline import torch_arch_list
 from engine.problems.c_args import arg_specs
 from engine.problems.model import Config, Problem
 from engine.verify.judge.job import CArgSpec, ConfigSpec, Job, TimingSpec
+from engine.wire.policy import TrialPolicy
 from engine.wire.randomness import draws_random_numbers
 
 CPU_TIMING_MAX_BYTES = 64 * 2**20  # on a CPU, time the largest configuration up to this many bytes
@@ -77,20 +78,27 @@ def rounding_caveat(problem: Problem, configs) -> str | None:
             "other inputs (inputs.py) or a wider tolerance to judge it")
 
 
+POLICY_SETTINGS = {"min_trials": "timing_min_trials", "min_seconds": "timing_min_seconds",
+                   "max_trials": "timing_max_trials", "target_ci": "timing_target_ci"}  # TrialPolicy field: setting
+
+
+def policy_from_settings(settings) -> TrialPolicy:
+    """The trial policy the settings ask for: the one place settings become a `TrialPolicy` (the settings
+    import nothing of the engine); a field no setting names keeps the record's own default."""
+    return TrialPolicy(**{name: getattr(settings, setting) for name, setting in POLICY_SETTINGS.items()})
+
+
 @dataclass(frozen=True)
 class TimingOptions:
-    min_trials: int = 30
-    min_seconds: float = 1.0
-    max_trials: int = 1000
-    max_seconds: float = 10.0
-    flush_bytes: int = 256 * 2**20
+    """The parent's timing choices: how trials are run (`policy`, which the job carries to both sides) and
+    the NVML energy loop per side after timing (GPU only; 0: none)."""
+
+    policy: TrialPolicy = field(default_factory=TrialPolicy)
     energy_seconds: float = 0.0
-    target_ci: float = 0.0
 
     @classmethod
     def from_settings(cls, settings) -> TimingOptions:
-        return cls(settings.timing_min_trials, settings.timing_min_seconds, settings.timing_max_trials,
-                   energy_seconds=settings.energy_seconds, target_ci=settings.timing_target_ci)
+        return cls(policy_from_settings(settings), energy_seconds=settings.energy_seconds)
 
 
 def new_seed() -> int:
@@ -180,11 +188,9 @@ def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, 
     if timing is not None:
         chosen = timed_config(problem, device, timing_config)
         baselines = baselines_for(problem, build, device, baseline)
-        timing_spec = TimingSpec(chosen.name, seeds.timing, timing.min_trials, timing.min_seconds, timing.max_trials,
-                                 timing.max_seconds, timing.flush_bytes, baselines,
+        timing_spec = TimingSpec(chosen.name, seeds.timing, timing.policy, baselines,
                                  energy_seconds=timing.energy_seconds if device == "cuda" else 0.0,
-                                 also=_also_timed(problem, run_configs, chosen) if time_all else [],
-                                 target_ci=timing.target_ci)
+                                 also=_also_timed(problem, run_configs, chosen) if time_all else [])
     rtol, atol = problem.tolerance
     own = list(build.kernel_names) + (triton_kernel_names(source) if build.flavor == "triton" else [])
     job = Job(kind=problem.kind, device=device, candidate_source=source, candidate_language=build.language,

@@ -184,10 +184,8 @@ def timed_block(calls, trials: int, warmup: int, device: str, flush_bytes: int) 
     untimed ones, with their steps around each call, then the digests of what each call returned: (times µs,
     digests). The runner times its candidate with it and the judge its baselines, so both loops do the same."""
     calls.start_block()
-    policy = timing.TrialPolicy(min_trials=trials, min_seconds=0.0, max_trials=trials, max_seconds=1e9,
-                                floor_trials=trials)
-    samples = timing.measure({"timed": calls}, policy, device, flush_bytes, before=calls.before, after=calls.after,
-                             warmup=warmup, cross_check=False)
+    samples = timing.measure({"timed": calls}, timing.TrialPolicy.exactly(trials, flush_bytes), device,
+                             before=calls.before, after=calls.after, warmup=warmup, cross_check=False)
     if device == "cuda":
         torch.cuda.synchronize()
     return samples["timed"].times_us, kept_digests(calls.kept, device)

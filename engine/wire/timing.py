@@ -5,7 +5,8 @@ The runner times the candidate with it and reports the samples; the judge times 
 the same loop in its own process and checks the runner's samples against its own clock (judge.clock),
 so what the loop returns is evidence, not a verdict. Callables timed together run interleaved (one
 trial of each per round, order rotating), so clock and thermal drift hit them equally. On a machine
-without a GPU the same loop runs with the host clock.
+without a GPU the same loop runs with the host clock. How many trials, and how large a flush, is a
+`TrialPolicy` (engine.wire.policy; the loop's own record, re-exported here).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
+
+from engine.wire.policy import TrialPolicy
 
 _perf_counter = time.perf_counter
 _Event = torch.cuda.Event
@@ -29,24 +32,6 @@ SYNC_EVERY = 1  # rounds between host syncs. Every round: with fresh values and 
 # puts all of a trial's device work, on any stream, inside the block's time
 CPU_FLUSH_BYTES = 32 * 2**20
 WALL_BUDGET_S = 0.25
-
-
-@dataclass(frozen=True)
-class TrialPolicy:
-    """Stop when `min_trials` and `min_seconds` are both reached, or at `max_trials`, or at `max_seconds`."""
-
-    min_trials: int = 30
-    min_seconds: float = 1.0
-    max_trials: int = 1000
-    max_seconds: float = 10.0
-    floor_trials: int = 3  # even a slow kernel gets this many before max_seconds stops it
-
-    def done(self, trials: int, elapsed: float) -> bool:
-        if trials >= self.max_trials:
-            return True
-        if trials >= self.min_trials and elapsed >= self.min_seconds:
-            return True
-        return elapsed >= self.max_seconds and trials >= self.floor_trials
 
 
 @dataclass
@@ -100,13 +85,14 @@ def flush_cost_us(device: str, flush_bytes: int, calls: int = 5) -> float:
     return statistics.median(times)
 
 
-def measure(fns: dict[str, Callable[[int], object]], policy: TrialPolicy, device: str, flush_bytes: int = 256 * 2**20,
+def measure(fns: dict[str, Callable[[int], object]], policy: TrialPolicy, device: str,
             before: Callable[[str, int], None] = no_setup, warmup: int = 2, cross_check: bool = True,
             after: Callable[[str, int], None] = no_setup) -> dict[str, Samples]:
-    """Time every callable (`fn(trial)`), interleaved; `before(name, trial)` runs untimed ahead of each trial
-    (ahead of its flush), `after(name, trial)` untimed behind it (warm-up calls: negative trials)."""
+    """Time every callable (`fn(trial)`), interleaved, until `policy` is done, flushing `policy.flush_bytes`
+    ahead of each trial; `before(name, trial)` runs untimed ahead of each trial (ahead of its flush),
+    `after(name, trial)` untimed behind it (warm-up calls: negative trials)."""
     cuda = device == "cuda"
-    flush = Flusher(device, flush_bytes)
+    flush = Flusher(device, policy.flush_bytes)
     names = list(fns)
     for name in names:  # warm-up: JIT compiles, lazy module loads, allocator growth
         for i in range(warmup):

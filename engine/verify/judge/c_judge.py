@@ -208,11 +208,11 @@ class CJudge:
 
     def runner_block(self, spec: ConfigSpec, base_seed: int, trials: int, warmup: int,
                      first_call: int) -> clock.Block:
-        return clock.runner_block(self.runner, spec.name, base_seed, trials, warmup, self.job.timing.flush_bytes,
-                                  first_call)
+        return clock.runner_block(self.runner, spec.name, base_seed, trials, warmup,
+                                  self.job.timing.policy.flush_bytes, first_call)
 
     def judge_block(self, fns: dict, device: str, trials: int, warmup: int) -> dict[str, clock.Block]:
-        return clock.judge_blocks(fns, device, trials, warmup, self.job.timing.flush_bytes)
+        return clock.judge_blocks(fns, device, trials, warmup, self.job.timing.policy.flush_bytes)
 
     def answer_of_call(self, spec: ConfigSpec, values: dict, drawn: frozenset[str], base_seed: int,
                        call: int) -> Answer:
@@ -226,12 +226,13 @@ class CJudge:
 
     def time(self) -> None:
         spec_t = self.job.timing
+        policy = spec_t.policy
         spec = self.job.config(spec_t.config)
         base = spec_t.seed
         values, drawn = self.made_values(spec, base)
         gpu, cpu = self.baseline_fns(spec, values, drawn, base)
         same_clock = gpu if self.cuda else cpu
-        flush_us = timing.flush_cost_us(self.device, spec_t.flush_bytes)
+        flush_us = timing.flush_cost_us(self.device, policy.flush_bytes)
         rtt_us = self.runner.ping() * 1e6
         output_bytes = sum(values[a.name].nbytes for a in spec.c_args if a.is_array and a.intent in ("out", "inout"))
         calls = 0
@@ -248,12 +249,12 @@ class CJudge:
         self.judge_block(same_clock, self.device, 3, warmup=2)
         calibration = candidate(3)
         base_calibration = self.judge_block(same_clock, self.device, 3, warmup=0)
-        trials = clock.planned_trials(spec_t, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
+        trials = clock.planned_trials(policy, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
         self.reveals.plan(trials)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
-            clock.block_plan(trials, spec_t.target_ci, ring_trials(output_bytes, self.device)), candidate,
-            lambda count: self.judge_block(same_clock, self.device, count, warmup=0), spec_t.min_trials,
-            spec_t.target_ci)
+            clock.block_plan(trials, policy.target_ci, ring_trials(output_bytes, self.device)), candidate,
+            lambda count: self.judge_block(same_clock, self.device, count, warmup=0), policy.min_trials,
+            policy.target_ci)
         if self.cuda and cpu:  # beside a GPU candidate the C reference gets a few calls of its own size
             for name, fn in cpu.items():
                 first = self.judge_block({name: fn}, "cpu", 1, warmup=0)[name]

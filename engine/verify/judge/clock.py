@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from engine.verify.judge import meters
 from engine.verify.judge.session import RunnerMisbehaved, RunnerSession, float_list
 from engine.wire.fresh import timed_block
+from engine.wire.policy import TrialPolicy
 
 CLAIM_ALLOWANCE = {"cuda-events": 0.25, "perf-counter": 0.5}  # of the claimed time per trial: drift between
 # blocks; on a CPU the host clock also counts the moments the process was not running
@@ -246,15 +247,15 @@ def settle(state, verdict: Corroboration, detail: str) -> None:
         state.findings.failed("stream-escape", detail)
 
 
-def planned_trials(spec, candidate_us: float, baseline: dict[str, Block]) -> int:
-    """Trials per side from the timing policy `spec` (a `TimingSpec`): the slower side's time per trial on the
+def planned_trials(policy: TrialPolicy, candidate_us: float, baseline: dict[str, Block]) -> int:
+    """Trials per side from the job's trial `policy`: the slower side's time per trial on the
     judge's own clock (the candidate's block timed from outside, the baselines' loops in the judge) sets how
     many fit the time asked for. The candidate's claimed times plan nothing."""
     per_trial_s = max([candidate_us] + [b.wall_us / len(b.times_us) for b in baseline.values()]) / 1e6
     sides = 1 + len(baseline)
-    by_time = math.ceil(spec.min_seconds / max(per_trial_s, 1e-7) / sides)
-    trials = max(spec.min_trials, min(spec.max_trials, by_time))
-    cap = int(spec.max_seconds / max(per_trial_s, 1e-7) / sides)
+    by_time = math.ceil(policy.min_seconds / max(per_trial_s, 1e-7) / sides)
+    trials = max(policy.min_trials, min(policy.max_trials, by_time))
+    cap = int(policy.max_seconds / max(per_trial_s, 1e-7) / sides)
     return max(MIN_BLOCKS, min(trials, max(cap, MIN_BLOCKS)))
 
 

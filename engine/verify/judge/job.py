@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from engine.wire.candidate import CandidateSpec, ConfigCall
+from engine.wire.policy import TrialPolicy
 
 MODES = ("evaluate", "run_once", "info")
 
@@ -42,20 +43,19 @@ class ConfigSpec:
 
 @dataclass
 class TimingSpec:
-    """Adaptive trials: at least `min_trials` and `min_seconds`, at most `max_trials` or `max_seconds`."""
+    """What to time and against what: the configuration, its seed, the baselines, and `policy`, how the
+    trials are run (the same record the parent's options and the runner's loop hold)."""
 
     config: str
     seed: int
-    min_trials: int = 30
-    min_seconds: float = 1.0
-    max_trials: int = 1000
-    max_seconds: float = 10.0
-    flush_bytes: int = 256 * 2**20
+    policy: TrialPolicy = field(default_factory=TrialPolicy)
     baselines: list[str] = field(default_factory=lambda: ["eager"])  # eager, compile | naive-cuda, c-reference
-    input_sets: int = 2  # timing rotates this many fresh input sets (no caching on one input)
     energy_seconds: float = 0.0  # NVML loop per side after timing (GPU only; 0: no energy reading)
     also: list[str] = field(default_factory=list)  # other configurations timed too (shown, not the headline)
-    target_ci: float = 0.0  # stop once every side's median is known to this (relative 95 % CI); 0: time it all
+
+    @classmethod
+    def from_json(cls, data: dict) -> TimingSpec:
+        return cls(**{**data, "policy": TrialPolicy(**data.get("policy", {}))})
 
 
 @dataclass
@@ -104,7 +104,7 @@ class Job:
         data["configs"] = [ConfigSpec(**{**c, "c_args": [CArgSpec(**a) for a in c.get("c_args", [])]})
                            for c in data["configs"]]
         if data.get("timing") is not None:
-            data["timing"] = TimingSpec(**data["timing"])
+            data["timing"] = TimingSpec.from_json(data["timing"])
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

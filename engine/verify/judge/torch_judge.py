@@ -341,12 +341,12 @@ class TorchJudge:
 
     def runner_block(self, spec: ConfigSpec, base_seed: int, trials: int, warmup: int,
                      first_call: int) -> clock.Block:
-        return clock.runner_block(self.runner, spec.name, base_seed, trials, warmup, self.job.timing.flush_bytes,
-                                  first_call)
+        return clock.runner_block(self.runner, spec.name, base_seed, trials, warmup,
+                                  self.job.timing.policy.flush_bytes, first_call)
 
     def judge_block(self, fns: dict, trials: int, warmup: int) -> dict[str, clock.Block]:
         with torch.no_grad():
-            return clock.judge_blocks(fns, self.device, trials, warmup, self.job.timing.flush_bytes)
+            return clock.judge_blocks(fns, self.device, trials, warmup, self.job.timing.policy.flush_bytes)
 
     def time(self) -> None:
         """The headline timing on the timed configuration, then the others asked for (shown beside it; the
@@ -361,11 +361,12 @@ class TorchJudge:
 
     def time_config(self, spec: ConfigSpec, headline: bool) -> None:
         spec_t = self.job.timing
+        policy = spec_t.policy
         base = spec_t.seed
         first = self.reference.answer(spec.name, spec.params, trial_seed(base, 0))
         self.ensure_region(first)
         fns = self.baselines(spec, base)
-        flush_us = timing.flush_cost_us(self.device, spec_t.flush_bytes)
+        flush_us = timing.flush_cost_us(self.device, policy.flush_bytes)
         rtt_us = self.runner.ping() * 1e6
         calls = 0
 
@@ -387,11 +388,12 @@ class TorchJudge:
         baseline(CALIBRATION_TRIALS, warmup=2)
         calibration = candidate(CALIBRATION_TRIALS)
         base_calibration = baseline(CALIBRATION_TRIALS)
-        trials = clock.planned_trials(spec_t, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
+        trials = clock.planned_trials(policy, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
         self.reveals.plan(trials)
         most = ring_trials(_bytes(first.native), self.device)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
-            clock.block_plan(trials, spec_t.target_ci, most), candidate, baseline, spec_t.min_trials, spec_t.target_ci)
+            clock.block_plan(trials, policy.target_ci, most), candidate, baseline, policy.min_trials,
+            policy.target_ci)
         reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us,
                                     "cuda-events" if self.cuda else "perf-counter", flush_us)
