@@ -19,6 +19,11 @@
 #        cpu:files              the named test files whole (not only `gpu`-marked tests): the sandbox there
 #        ray[:slugs]            benchmarks/ray_scaling.py, 1 and 2 Ray workers (default relu,softmax)
 #        throughput             benchmarks/verifier_throughput.py
+#        honest[:slugs]         benchmarks/honest_concurrency.py: the honest fixtures and every shipped CUDA
+#                               implementation (of these problems only, if named) verified in waves that keep
+#                               every core building while the GPU times; a line each in honest.jsonl, the
+#                               false rejects in the log (HONEST_CAP: 420 s, submitting for half of it;
+#                               HONEST_ROUNDS: times the set is sent, default enough for two waves)
 #        ncu[:slugs]            benchmarks/ncu_agreement.py until the deadline
 #        ncucost:SLUG/IMPL,...  benchmarks/ncu_metric_cost.py: profile time per metric group
 #        repeat:SLUG/IMPL       benchmarks/verifier_repeat.py: REPEAT_TIMES (8) verifications, ncu between
@@ -130,6 +135,17 @@ step_throughput() {
     benchmarks/verifier_throughput.py --native ${NATIVE:-40} --inline ${INLINE:-1} \
     --out $OUT/throughput-$(basename "$(realpath "$tree")").json ) >> $OUT/benchmarks.log 2>&1
   note "throughput ${tree}: exit $?, $(grep '^native:' $OUT/benchmarks.log | tail -1 | cut -c1-400)"
+}
+
+step_honest() {
+  # Submitting stops at half the cap so the last waves (about 2 x 16 candidates) finish inside it.
+  local c rc; c=$(cap ${HONEST_CAP:-420})
+  timeout "$c" python3 benchmarks/honest_concurrency.py ${1:+--problems "$1"} ${HONEST_ROUNDS:+--rounds "$HONEST_ROUNDS"} \
+    --seconds $(( c / 2 )) --out $OUT/honest.jsonl > /tmp/honest.log 2>&1
+  rc=$?
+  cat /tmp/honest.log >> $OUT/benchmarks.log
+  note "honest: exit $rc, $(grep -cv '"summary"' $OUT/honest.jsonl 2>/dev/null) lines, $(grep -E '^[0-9]+ candidates in' /tmp/honest.log | cut -c1-300) $(grep '^FALSE REJECTS' /tmp/honest.log)"
+  grep "false reject:" /tmp/honest.log | cut -c1-240 | tee -a "$log"
 }
 
 step_pinning() {
