@@ -9,7 +9,9 @@ import ast
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from engine.compilation.candidate import build_candidate
 from engine.compilation.cuda import compile_cubin
+from engine.problems import load_problem
 from engine.verify.static_rules import check_static
 
 TESTS = Path(__file__).parent
@@ -41,6 +43,18 @@ def test_every_candidates_cuda_source_compiles_to_an_sm90_cubin(tmp_path):
     failures = {p.name: b.log[-800:] for p, b in builds.items() if not b.ok}
     assert not failures, "\n\n".join(f"{name}:\n{log}" for name, log in failures.items())
     assert all(b.output is not None and b.output.stat().st_size > 0 for b in builds.values())
+
+
+def test_the_verifiers_own_build_finds_each_candidates_kernels_and_compiles_them(tmp_path):
+    """What the verifier does before a run: a CuPy build, every kernel named, one cubin per CUDA source."""
+    problems = {slug: load_problem(TESTS / "honest" / "problems" / slug) for slug in ("matmul-long-k", "row-sum-long")}
+    for path in CANDIDATES:
+        slug = "row-sum-long" if "reduction" in path.name else "matmul-long-k"
+        build = build_candidate(problems[slug], path.read_text(), "python", arch="sm_90", cache_dir=tmp_path)
+        assert build.ok and build.flavor == "cupy" and build.needs_gpu, (path.name, build.error, build.log[-800:])
+        assert len(build.cubins) == 1 and build.kernel_names, (path.name, build.kernel_names)
+        if path.name == "tree_reduction.py":
+            assert set(build.kernel_names) == {"row_sum_slices", "row_sum_partials"}
 
 
 def test_the_static_rules_pass_the_honest_orders_and_name_the_half_accumulation():
