@@ -3,13 +3,15 @@
 Every candidate here is known to be honest, so every verdict other than `correct` is a false reject. The set
 depends on what the verifier's pool runs on:
 - on a GPU: the honest fixtures of `tests/test_verify_honest_gpu.py` (two streams, a CUDA graph, a torch
-  epilogue, Triton, CuPy, load_inline, a library call for part of the work), the fixture C problem's CUDA
-  port, and every shipped CUDA implementation of the problem library;
+  epilogue, Triton, CuPy, load_inline, a library call for part of the work, the fp32 summation orders of
+  `tests/honest/gpu_orders/`), the fixture C problem's CUDA port, and every shipped CUDA implementation of the
+  problem library;
 - on a CPU: the pure-PyTorch fixtures (`tests/cheats/honest.py`, the serial and tree fp32 orders of
   `tests/honest/arithmetic/`), the fixture C problem's C code, and every shipped CPU implementation.
-Left out on purpose: `half_accumulate.py` and `tf32_inputs.py` (reduced precision, rejected by design),
-`split_k.py` (it calls the reference's own matmul, which the `torch-op` check rejects; its test runs with the
-runtime checks off), and pure PyTorch on a GPU (no kernel of its own: `kernel-coverage` rejects it).
+Left out on purpose: `half_accumulate.py`, `tf32_inputs.py` and `cheats/half_accumulate_cuda.py` (reduced
+precision, rejected by design), `split_k.py` (it calls the reference's own matmul, which the `torch-op` check
+rejects; its test runs with the runtime checks off), and pure PyTorch on a GPU (no kernel of its own:
+`kernel-coverage` rejects it).
 
 How concurrency is reached. `Verifier.evaluate_stream` takes one problem and one seed plan, so candidates go
 in groups: one group per (round, problem), each its own stream on a thread of its own, all sharing one
@@ -73,6 +75,7 @@ FIXTURE_PROBLEMS = {
     "conv-relu-bias": "honest/problems/conv-relu-bias",
     "mse-loss": "honest/problems/mse-loss",
     "matmul-long-k": "honest/problems/matmul-long-k",
+    "row-sum-long": "honest/problems/row-sum-long",
 }
 # (file under tests/, fixture problem), paired as tests/test_verify_honest_gpu.py and test_verify_tolerance.py pair
 # them; the fixture problems' own implementations (scale-small's) join by device.
@@ -86,6 +89,12 @@ GPU_FIXTURES = (
     ("honest/gpu_cublas_own_mean.py", "matmul-mean-small"),
     ("honest/gpu_cudnn_fused_epilogue.py", "conv-relu-bias"),
     ("honest/gpu_own_diff_torch_mean.py", "mse-loss"),
+    ("honest/gpu_orders/serial_k.py", "matmul-long-k"),
+    ("honest/gpu_orders/split_k_atomic.py", "matmul-long-k"),
+    ("honest/gpu_orders/tiled.py", "matmul-long-k"),
+    ("honest/gpu_orders/tree_k.py", "matmul-long-k"),
+    ("honest/gpu_orders/tree_reduction.py", "row-sum-long"),
+    ("honest/gpu_orders/atomic_reduction.py", "row-sum-long"),
 )
 CPU_FIXTURES = (
     ("cheats/honest.py", "relu-small"),

@@ -22,9 +22,12 @@ def test_the_gpu_set_has_the_honest_fixtures_and_the_cpu_set_only_what_runs_on_a
     cpu = {(h.problem.slug, h.name) for h in bench.honest_set(False, ["honest"], [])}
     assert ("relu-small", "honest/gpu_two_streams.py") in gpu and ("scale-small", "naive") in gpu
     assert ("relu-small", "cheats/honest.py") not in gpu  # plain torch launches no kernel of its own
+    assert {("matmul-long-k", "honest/gpu_orders/split_k_atomic.py"),
+            ("row-sum-long", "honest/gpu_orders/atomic_reduction.py")} <= gpu
     assert cpu == {("relu-small", "cheats/honest.py"), ("matmul-long-k", "honest/arithmetic/serial_k.py"),
                    ("matmul-long-k", "honest/arithmetic/tree_k.py"), ("scale-small", "cpu-naive")}
-    assert not any("half_accumulate" in name or "tf32" in name or "split_k" in name for _, name in gpu | cpu)
+    assert not any("half_accumulate" in name or "tf32" in name or name == "honest/arithmetic/split_k.py"
+                   for _, name in gpu | cpu)
     library = bench.honest_set(True, ["library"], ["relu"])
     assert library and all(h.problem.slug == "relu" and h.origin == "library" for h in library)
 
