@@ -11,6 +11,10 @@ Only waiting the job's own processes cannot explain is left out: a runner whose 
 children kept its main thread waiting used that CPU time itself (`ΔCPU of the rest of the job`), so
 `waited = max(0, Δrun-delay(main) − Δ(job CPU − main CPU))`. Sleeping, blocking or spinning elsewhere
 is never run delay, so it stays on the clock.
+
+What run delay cannot show is a neighbour on another core slowing the timed loop through shared caches and
+memory bandwidth. The machine's CPU pressure count (`stalled_us`) says when every core was taken; the clock
+check then withholds speed instead of deciding (`clock.BUSY_STALL_SHARE`), never credits it.
 """
 
 from __future__ import annotations
