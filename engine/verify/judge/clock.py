@@ -154,21 +154,25 @@ BUSY_STALL_SHARE = 0.1  # of a side's clock in which some task outside its job w
 
 def _busy(candidate: list[Block], baseline: list[Block], clock_per_trial: float, base_overhead: float) -> str:
     """Why the judge's clock was not steady during this timing (empty: it was)."""
-    runner_wait = sum(b.waited_us for b in candidate) / max(sum(b.wall_us for b in candidate), 1.0)
-    own_wait = sum(b.waited_us for b in baseline) / max(sum(b.wall_us for b in baseline), 1.0)
+    runner_wait, own_wait = _share_of_wall(candidate, "waited_us"), _share_of_wall(baseline, "waited_us")
     reasons = []
     if runner_wait > BUSY_WAIT_SHARE:
         reasons.append(f"the candidate's process waited {runner_wait:.0%} of its blocks for a core")
     if own_wait > BUSY_WAIT_SHARE:
         reasons.append(f"the judge waited {own_wait:.0%} of its blocks for a core")
     for side, blocks in (("the candidate's", candidate), ("the judge's", baseline)):
-        stalled = sum(b.stalled_us for b in blocks) / max(sum(b.wall_us for b in blocks), 1.0)
+        stalled = _share_of_wall(blocks, "stalled_us")
         if stalled > BUSY_STALL_SHARE:
             reasons.append(f"other programs waited for a core {stalled:.0%} of {side} blocks (every core taken)")
     spread = own_spread_us(baseline)
     if base_overhead > 0 and spread > BUSY_SPREAD_SHARE * base_overhead:
         reasons.append(f"the judge's own loop moved {spread:.0f} µs a trial between blocks")
     return "; ".join(reasons)
+
+
+def _share_of_wall(blocks: list[Block], part: str) -> float:
+    """What share of the blocks' wall time one of their parts (`waited_us`, `stalled_us`) took."""
+    return sum(getattr(b, part) for b in blocks) / max(sum(b.wall_us for b in blocks), 1.0)
 
 
 def own_spread_us(baseline: list[Block]) -> float:

@@ -114,8 +114,7 @@ def stalled_by_others_us(stall_before: float | None, stall_after: float | None, 
     core with helpers is not a busy machine), at most the wall time; 0 where any reading is missing."""
     if stall_before is None or stall_after is None or before is None or after is None:
         return 0.0
-    others = (after.job_cpu_ns - before.job_cpu_ns) - (after.main_cpu_ns - before.main_cpu_ns)
-    return min(max(stall_after - stall_before - max(others, 0) / 1000, 0.0), wall_us)
+    return min(max(stall_after - stall_before - _others_cpu_ns(before, after) / 1000, 0.0), wall_us)
 
 
 def waited_us(before: Reading | None, after: Reading | None) -> float:
@@ -123,5 +122,10 @@ def waited_us(before: Reading | None, after: Reading | None) -> float:
     if before is None or after is None:
         return 0.0
     wait = after.main_wait_ns - before.main_wait_ns
-    others = (after.job_cpu_ns - before.job_cpu_ns) - (after.main_cpu_ns - before.main_cpu_ns)
-    return max(0.0, (wait - max(others, 0)) / 1000)
+    return max(0.0, (wait - _others_cpu_ns(before, after)) / 1000)
+
+
+def _others_cpu_ns(before: Reading, after: Reading) -> int:
+    """CPU time the job's other threads and processes ran between two readings (not its timing thread): what
+    the job itself kept a core busy with, so no neighbour's doing."""
+    return max((after.job_cpu_ns - before.job_cpu_ns) - (after.main_cpu_ns - before.main_cpu_ns), 0)
