@@ -241,3 +241,24 @@ def test_the_pressure_count_reads_the_kernels_file_and_leaves_out_what_the_job_i
     assert meters.stalled_by_others_us(100.0, 400.0, None, alone, wall_us=250.0) == 0.0  # unmetered: not used
     monkeypatch.setattr(meters, "PRESSURE_FILE", str(tmp_path / "absent"))
     assert meters.stalled_us() is None
+
+
+def test_the_runners_own_account_of_a_slow_loop_withholds_speed_and_never_passes_a_forged_timer():
+    """As in the C placement test's honest control on two cores: 600 µs a trial more on the judge's clock
+    than the judge's own loop, no waiting or pressure counted, and the runner's own clock around its block
+    saw the same time in its untimed steps."""
+    baseline = _blocks(claimed_us=190.0, clock_us=1230.0)
+    slow_loop = [Block([190.0] * 30, 2080.0 * 30, 0.0, True, reported_loop_us=2050.0 * 30) for _ in range(3)]
+    verdict = corroborate(slow_loop, baseline, round_trip_us=50.0, clock="perf-counter")
+    assert not verdict.ok and not verdict.decided, verdict.detail
+    assert "own untimed steps took" in verdict.detail and "no speed is credited" in verdict.detail
+    # the same wall time with a runner whose own clock saw only the loop the judge has: time it cannot account for
+    forged = [Block([190.0] * 30, 2080.0 * 30, 0.0, True, reported_loop_us=1250.0 * 30) for _ in range(3)]
+    failed = corroborate(forged, baseline, round_trip_us=50.0, clock="perf-counter")
+    assert not failed.ok and failed.decided and not failed.busy
+    # unreported (an older runner, a reply without it) decides as before
+    unreported = [Block(b.times_us, b.wall_us, 0.0, True) for b in slow_loop]
+    assert corroborate(unreported, baseline, round_trip_us=50.0, clock="perf-counter").decided
+    # on a GPU the events and the host clock differ by the hidden work itself: the account explains nothing there
+    on_gpu = corroborate(slow_loop, baseline, round_trip_us=50.0, clock="cuda-events")
+    assert not on_gpu.ok and on_gpu.decided

@@ -144,6 +144,8 @@ class TimesReply(Reply):
 
     times_us: Annotated[list[Seconds], Field(max_length=bounds.MAX_TRIALS)]
     digests: Annotated[list[Digest], Field(max_length=bounds.MAX_TRIALS)]
+    loop_us: Seconds = 0.0  # the runner's own clock around its whole block: evidence that may explain time the
+    # judge's clock saw beyond the claim as the runner's untimed steps (so no speed is credited), never a pass
 
 
 class RevealReply(Reply):

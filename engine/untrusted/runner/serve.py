@@ -20,6 +20,8 @@ from pathlib import Path
 
 from engine.untrusted.runner import knockout
 
+own_clock = time.perf_counter  # taken before any candidate code loads; what it reads is evidence, never a verdict
+
 MAX_ARTIFACT_BYTES = 2 * 2**30  # the candidate's library or its load_inline build, as a tar
 
 
@@ -170,9 +172,10 @@ def _dispatch(op: str, request: dict, candidate, fds: list[int], region):
     if op == "profile":
         return {"profile": candidate.profile(request["config"], int(request["seed"]))}
     if op == "time":
+        started = own_clock()
         times, digests = candidate.time_block(request["config"], int(request["seed"]), int(request["trials"]),
                                               int(request.get("warmup", 0)), int(request["flush_bytes"]))
-        return {"times_us": times, "digests": digests}
+        return {"times_us": times, "digests": digests, "loop_us": (own_clock() - started) * 1e6}
     if op == "reveal":
         kept = candidate.kept_outputs([int(p) for p in request["positions"]])
         return {"per_call": [len(o) for o in kept], "_outputs": [t for outputs in kept for t in outputs]}
