@@ -26,7 +26,6 @@ import torch
 from engine.wire import timing
 from engine.wire.chunks import Part, commitments, revealed
 from engine.wire.chunks import digest as digest  # the digest of one call's outputs, re-exported
-from engine.wire.chunks import digests_of as digests_of
 from engine.wire.inputs import seed_generators
 
 SEED_STRIDE = 1_000_003  # trial seeds of one timing: far from the correctness seeds and from each other
