@@ -107,13 +107,13 @@ def test_outputs_that_are_not_a_list_of_slots_are_refused():
 
 
 def test_a_missing_field_is_refused():
-    _refused("reveal", {"ok": True, "outputs": []}, "per_call: Field required")
+    _refused("reveal", {"ok": True, "outputs": []}, "calls: Field required")
     _refused("time", {"ok": True, "times_us": [1.0]}, "digests: Field required")
 
 
 def test_a_count_of_the_wrong_type_is_refused():
-    _refused("reveal", {"ok": True, "outputs": [], "per_call": ["3"]},
-             "per_call.0: Input should be a valid integer")
+    _refused("reveal", {"ok": True, "calls": [[{"kind": "chunked", "dtype": "float32", "shape": [4], "digests": ["3"],
+                                                "chunks": []}]]}, "calls.0.0.chunked.digests.0: Input should be")
     _refused("time", {"ok": True, "times_us": [1.0], "digests": [-1]}, "digests.0")
     _refused("loop", {"ok": True, "calls": 2.5}, "calls: Input should be a valid integer")
 

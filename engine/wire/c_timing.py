@@ -64,9 +64,10 @@ class CTimedCalls:
         self.calls = 0  # warm-up included: the next call's values are those of trial_seed(base, calls)
         self.used = 0
         self.kept: list[tuple[int, list]] = []
+        self.committed: list = []  # what the block's digests cover, per kept call (`fresh.timed_block`)
 
     def start_block(self) -> int:
-        self.kept = []
+        self.kept, self.committed = [], []
         return self.calls
 
     @on_one_thread

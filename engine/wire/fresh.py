@@ -6,10 +6,11 @@ no two timed calls see the same values; a candidate that computes only on the ca
 checked gains nothing when any timed call may be checked, chosen by the judge after the block ran. So every
 timed call first gets the values of its own seed written into the same tensors (untimed, ahead of the
 flush), and its outputs are copied aside after its end event (untimed). At the end of a block the runner
-commits to a digest of every call's outputs inside the judge's clock; the judge then names a few calls, and
-their outputs must match both the committed digest and the judge's own reference on that call's seed. An
-output worked out only once the judge asked is either missing from the commitment or was worked out inside
-the clock, where the judge's clock sees the time it took.
+commits to a digest of every call's outputs inside the judge's clock, chunk by chunk (`wire.chunks`); the
+judge then names a few calls and a few chunks of each of their outputs, and those must match both the
+committed digests and the judge's own reference on that call's seed. An output worked out only once the
+judge asked is either missing from the commitment or was worked out inside the clock, where the judge's
+clock sees the time it took.
 
 The judge's baseline loops go through the same steps, so both sides' loops cost the same.
 """
@@ -18,12 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import zlib
 from collections.abc import Callable, Iterator
 
 import torch
 
 from engine.wire import timing
+from engine.wire.chunks import Part, commitments, revealed
+from engine.wire.chunks import digest as digest  # the digest of one call's outputs, re-exported
 from engine.wire.inputs import seed_generators
 
 SEED_STRIDE = 1_000_003  # trial seeds of one timing: far from the correctness seeds and from each other
@@ -75,57 +77,6 @@ def snapshot(outputs: list) -> list:
     return [o.detach().clone() if isinstance(o, torch.Tensor) else o for o in outputs]
 
 
-_MIX = 0x2545F491  # odd: the product's low 32 bits are a bijection of the word
-
-
-def _word_sum(value: torch.Tensor) -> torch.Tensor:
-    """The mixed sum of a tensor's 32-bit words, as a 0-d int64 tensor where the tensor lies (no sync)."""
-    flat = value.detach().contiguous().reshape(-1).view(torch.uint8)
-    pad = (-flat.numel()) % 4
-    if pad:
-        flat = torch.cat([flat, flat.new_zeros(pad)])
-    mixed = flat.view(torch.int32) * _MIX
-    mixed ^= mixed >> 15
-    return mixed.sum(dtype=torch.int64)
-
-
-def _combine(values: list, sums: list[int]) -> int:
-    total, tensors = 0, iter(sums)
-    for position, value in enumerate(values):
-        if not isinstance(value, torch.Tensor):
-            total = (total * 31 + zlib.crc32(repr(value).encode()) + position) % (2**61 - 1)
-            continue
-        part = next(tensors) % (2**61 - 1)
-        total = (total * 1_000_003 + part + 131 * len(value.shape) + 7 * value.numel() + position) % (2**61 - 1)
-    return total
-
-
-def digests_of(calls: list[list]) -> list[int]:
-    """The digest of each call's outputs (`digest`), with one transfer to the host for all of them: a sync
-    per output would cost the timing loop tens of µs a call on a GPU."""
-    sums = [[_word_sum(v) for v in values if isinstance(v, torch.Tensor)] for values in calls]
-    flat = [t for group in sums for t in group]
-    host = torch.stack([t.to(flat[0].device) for t in flat]).cpu().tolist() if flat else []
-    out, start = [], 0
-    for values, group in zip(calls, sums, strict=True):
-        out.append(_combine(values, host[start:start + len(group)]))
-        start += len(group)
-    return out
-
-
-def digest(values: list) -> int:
-    """A digest of the bits of a call's outputs, the same on either side and on either device.
-
-    Exact (bits, not values: an honest output is committed to as it is), not linear in them (a value cannot
-    be nudged to meet a committed digest), computed where the tensors lie without a copy of them to the host,
-    in three passes over 32-bit words (wrapping multiplication and shifts are the same on a CPU and a GPU, and
-    an integer sum does not depend on its order). It says nothing about where a word lies: it binds what a
-    runner shows the judge to what it had when its block ended, and the judge compares those values with
-    its own answer.
-    """
-    return digests_of([values])[0]
-
-
 class FreshCalls:
     """One side's timed calls of one callable: the inputs of every call's own seed written into fixed
     tensors before it (`before`), its outputs kept after it (`after`), warm-up calls included in the count.
@@ -141,11 +92,12 @@ class FreshCalls:
         self.cpu = not any(isinstance(t, torch.Tensor) and t.is_cuda for t in self.inputs)
         self.calls = 0  # calls made so far, warm-up included: the next call's seed is trial_seed(base, calls)
         self.kept: list[tuple[int, list]] = []  # (call number, outputs) of the current block's timed calls
+        self.committed: list[list[Part]] = []  # what the block's digests cover, per kept call (`timed_block`)
         self.last: list = []
 
     def start_block(self) -> int:
         """Forget the previous block's outputs; the number of the block's first call."""
-        self.kept = []
+        self.kept, self.committed = [], []
         return self.calls
 
     @on_one_thread
@@ -167,11 +119,16 @@ class FreshCalls:
         self.calls += 1
 
 
-def kept_digests(kept: list[tuple[int, list]], device: str = "cpu") -> list[int]:
-    """The digests a side commits to at the end of a block, one per timed call (on one thread where the
-    outputs are CPU tensors, as the other untimed steps)."""
+def kept_commitments(kept: list[tuple[int, list]], device: str = "cpu") -> tuple[list[int], list[list[Part]]]:
+    """The digests a side commits to at the end of a block, one per timed call, and the parts they cover (on
+    one thread where the outputs are CPU tensors, as the other untimed steps)."""
     with one_thread() if device != "cuda" else contextlib.nullcontext():
-        return digests_of([outputs for _, outputs in kept])
+        return commitments([outputs for _, outputs in kept])
+
+
+def kept_digests(kept: list[tuple[int, list]], device: str = "cpu") -> list[int]:
+    """The digests a side commits to at the end of a block, one per timed call."""
+    return kept_commitments(kept, device)[0]
 
 
 def outputs_at(kept: list[tuple[int, list]], positions: list[int]) -> list[list]:
@@ -179,13 +136,23 @@ def outputs_at(kept: list[tuple[int, list]], positions: list[int]) -> list[list]
     return [kept[p][1] if 0 <= p < len(kept) else [] for p in positions]
 
 
+def reveal_of(calls, positions: list[int], picks: list[list[list[int]]]) -> tuple[list[list[dict]], list]:
+    """What the last block of `calls` (a `FreshCalls` or `c_timing.CTimedCalls`, or None) shows of the calls
+    and chunks the judge chose (`chunks.revealed`)."""
+    if calls is None:
+        return [[] for _ in positions], []
+    return revealed(calls.kept, calls.committed, positions, picks)
+
+
 def timed_block(calls, trials: int, warmup: int, device: str, flush_bytes: int) -> tuple[list[float], list[int]]:
     """Exactly `trials` timed calls of `calls` (a `FreshCalls` or `c_timing.CTimedCalls`) after `warmup`
     untimed ones, with their steps around each call, then the digests of what each call returned: (times µs,
-    digests). The runner times its candidate with it and the judge its baselines, so both loops do the same."""
+    digests); what the digests cover stays in `calls.committed` for a reveal. The runner times its candidate
+    with it and the judge its baselines, so both loops do the same."""
     calls.start_block()
     samples = timing.measure({"timed": calls}, timing.TrialPolicy.exactly(trials, flush_bytes), device,
                              before=calls.before, after=calls.after, warmup=warmup, cross_check=False)
     if device == "cuda":
         torch.cuda.synchronize()
-    return samples["timed"].times_us, kept_digests(calls.kept, device)
+    digests, calls.committed = kept_commitments(calls.kept, device)
+    return samples["timed"].times_us, digests

@@ -8,6 +8,7 @@ MAX_DIMS = 64  # a tensor's dimensions (torch's own limit)
 MAX_EXTENT = 2**48  # one dimension's size, or a byte offset into the shared region
 MAX_TRIALS = 1_000_000  # claimed times in one timing block
 MAX_REVEALED = 1_000  # timed calls whose outputs one reveal reply returns
+MAX_CHUNKS = 256  # chunks one tensor output is committed in (wire.chunks lays them out from its size)
 MAX_PROFILE_NAMES = 10_000  # ops or kernels in one profile
 NAME_CHARS = 1_000  # a type, class, exception, op or stage name
 KERNEL_NAME_CHARS = 20_000  # a kernel's (demangled, templated) name

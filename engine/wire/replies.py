@@ -96,6 +96,7 @@ class TensorSlot(_Strict):
 
 
 Slot = Annotated[ValueSlot | TensorSlot, Field(discriminator="kind")]
+Digest = Annotated[StrictInt, Field(ge=0, lt=2**61)]
 Slots = Annotated[list[Slot], Field(max_length=bounds.MAX_RETURNED)]
 
 
@@ -135,9 +136,6 @@ class ProfileReply(Reply):
     profile: Profile = Profile()
 
 
-Digest = Annotated[StrictInt, Field(ge=0, lt=2**61)]
-
-
 class TimesReply(Reply):
     """A timing block's claimed times, µs per trial, and its commitment to every timed call's outputs (the
     judge checks that there are as many as it asked for)."""
@@ -148,11 +146,26 @@ class TimesReply(Reply):
     # judge's clock saw beyond the claim as the runner's untimed steps (so no speed is credited), never a pass
 
 
-class RevealReply(Reply):
-    """The kept outputs of the timed calls the judge chose, and how many outputs each call had."""
+class RevealedTensor(_Strict):
+    """A kept tensor output of a chosen timed call: its dtype, shape and every chunk's digest as the runner
+    committed to them (`wire.chunks`), and the chosen chunks' elements in the shared region, in the order asked."""
 
-    per_call: Annotated[list[Count], Field(max_length=bounds.MAX_REVEALED)]
-    outputs: Slots
+    kind: Literal["chunked"]
+    dtype: Literal[tuple(DTYPES)]  # type: ignore[valid-type]
+    shape: Annotated[list[Extent], Field(max_length=bounds.MAX_DIMS)]
+    digests: Annotated[list[Digest], Field(max_length=bounds.MAX_CHUNKS)]
+    chunks: Annotated[list[TensorSlot], Field(max_length=bounds.MAX_CHUNKS)]
+
+
+Revealed = Annotated[ValueSlot | RevealedTensor, Field(discriminator="kind")]
+
+
+class RevealReply(Reply):
+    """What the runner shows of the timed calls the judge chose: per call, its outputs (plain values whole,
+    tensors as their committed chunk digests and the chosen chunks)."""
+
+    calls: Annotated[list[Annotated[list[Revealed], Field(max_length=bounds.MAX_RETURNED)]],
+                     Field(max_length=bounds.MAX_REVEALED)]
 
 
 class KnockoutReply(Reply):

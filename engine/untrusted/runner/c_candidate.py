@@ -20,7 +20,7 @@ from engine.wire.c_entry import load_entry, placed_copy
 from engine.wire.c_inputs import ArgSpec, made_inputs
 from engine.wire.c_timing import CTimedCalls
 from engine.wire.candidate import CandidateSpec
-from engine.wire.fresh import outputs_at, timed_block
+from engine.wire.fresh import outputs_at, reveal_of, timed_block
 from engine.wire.poison import poison_
 
 _perf_counter = time.perf_counter
@@ -149,6 +149,10 @@ class CCandidate:
 
     def kept_outputs(self, positions: list[int]) -> list[list]:
         return outputs_at(self.timed.kept if self.timed is not None else [], positions)
+
+    def reveal(self, positions: list[int], picks: list[list[list[int]]]) -> tuple[list[list[dict]], list]:
+        """The chosen chunks of the last block's chosen calls, with what was committed of them (`chunks.revealed`)."""
+        return reveal_of(self.timed, positions, picks)
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:
         if self.timed is None or self.timed_key[0] != config:

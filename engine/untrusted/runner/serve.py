@@ -57,6 +57,15 @@ def _place(region, outputs: list, inputs: list) -> tuple[list, list, str | None]
     return slots_out, slots_in, None
 
 
+def _with_slots(calls: list[list[dict]], slots: list[dict]) -> list[list[dict]]:
+    """A reveal's records with each chunk's place in the outputs replaced by its slot in the region."""
+    for records in calls:
+        for record in records:
+            if "chunks" in record:
+                record["chunks"] = [slots[place] for place in record["chunks"]]
+    return calls
+
+
 def _guard_report(guard) -> list[str]:
     from engine.untrusted.runner import audit
     from engine.wire.limits import EVIDENCE_CHARS, EVIDENCE_ITEMS
@@ -125,6 +134,8 @@ def serve(channel, scratch: Path, device: str) -> int:
                 if error:
                     reply = {"ok": False, "error": {"stage": request.get("stage", op), "message": error,
                                                     "exception": None, "traceback": "", "too_large": True}}
+                elif "calls" in reply:  # a reveal: its records name their chunks by place in the outputs
+                    reply["calls"] = _with_slots(reply["calls"], out_slots)
                 else:
                     reply.update(outputs=out_slots, inputs=in_slots)
         except CandidateFailure as failure:
@@ -177,8 +188,9 @@ def _dispatch(op: str, request: dict, candidate, fds: list[int], region):
                                               int(request.get("warmup", 0)), int(request["flush_bytes"]))
         return {"times_us": times, "digests": digests, "loop_us": (own_clock() - started) * 1e6}
     if op == "reveal":
-        kept = candidate.kept_outputs([int(p) for p in request["positions"]])
-        return {"per_call": [len(o) for o in kept], "_outputs": [t for outputs in kept for t in outputs]}
+        picks = [[[int(c) for c in chunks] for chunks in call] for call in request["chunks"]]
+        calls, tensors = candidate.reveal([int(p) for p in request["positions"]], picks)
+        return {"calls": calls, "_outputs": tensors}
     if op == "loop":
         return {"calls": candidate.loop(request["config"], [int(s) for s in request["seeds"]],
                                         float(request["seconds"]))}

@@ -19,7 +19,7 @@ from engine.untrusted.runner.failures import from_exception, plain
 from engine.untrusted.runner.guards import ProcessGuard
 from engine.untrusted.runner.scrub import scrub_free_blocks
 from engine.wire.candidate import CandidateSpec
-from engine.wire.fresh import FreshCalls, outputs_at, timed_block
+from engine.wire.fresh import FreshCalls, outputs_at, reveal_of, timed_block
 from engine.wire.inputs import as_list, make_inputs, reuse_buffers, seed_generators
 from engine.wire.profiling import profile_call
 from engine.wire.reference_module import load_module
@@ -168,6 +168,10 @@ class TorchCandidate:
 
     def kept_outputs(self, positions: list[int]) -> list[list]:
         return outputs_at(self.timed.kept if self.timed is not None else [], positions)
+
+    def reveal(self, positions: list[int], picks: list[list[list[int]]]) -> tuple[list[list[dict]], list]:
+        """The chosen chunks of the last block's chosen calls, with what was committed of them (`chunks.revealed`)."""
+        return reveal_of(self.timed, positions, picks)
 
     def loop(self, config: str, seeds: list[int], seconds: float) -> int:
         """Back-to-back calls for `seconds` on one input set (the judge reads the energy counter around them)."""

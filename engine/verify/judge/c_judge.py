@@ -216,13 +216,13 @@ class CJudge:
 
     def answer_of_call(self, spec: ConfigSpec, values: dict, drawn: frozenset[str], base_seed: int,
                        call: int) -> Answer:
-        """The C reference's outputs on the values a timed call saw (its drawn inputs rotated for it)."""
+        """The C reference's outputs on the values a timed call saw (its drawn inputs rotated for it), left on the
+        host: only the chunks the judge checks move to the candidate's device (`reveal`)."""
         host = {k: (v.copy() if isinstance(v, np.ndarray) else v)
                 for k, v in values_of_call(values, drawn, spec.c_args, base_seed, call).items()}
         self.ref_fn(*[host[a.name].ctypes.data if a.is_array else host[a.name] for a in spec.c_args])
         outputs = [a for a in spec.c_args if a.is_array and a.intent in ("out", "inout")]
-        return Answer([torch.from_numpy(host[a.name]).to(self.device) for a in outputs], None,
-                      [a.name for a in outputs])
+        return Answer([torch.from_numpy(host[a.name]) for a in outputs], None, [a.name for a in outputs])
 
     def time(self) -> None:
         spec_t = self.job.timing
@@ -234,7 +234,9 @@ class CJudge:
         same_clock = gpu if self.cuda else cpu
         flush_us = timing.flush_cost_us(self.device, policy.flush_bytes)
         rtt_us = self.runner.ping() * 1e6
-        output_bytes = sum(values[a.name].nbytes for a in spec.c_args if a.is_array and a.intent in ("out", "inout"))
+        outputs = [a for a in spec.c_args if a.is_array and a.intent in ("out", "inout")]
+        output_bytes = sum(values[a.name].nbytes for a in outputs)
+        self.reveals.expect([torch.from_numpy(values[a.name]) for a in outputs], [a.name for a in outputs])
         calls = 0
 
         def candidate(count: int, warmup: int = 0) -> clock.Block:
