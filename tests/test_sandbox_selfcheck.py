@@ -82,3 +82,16 @@ def test_a_self_check_without_namespaces_leaves_no_file_where_its_probe_wrote(no
     wrote = found[("runner", "writes land only in its scratch folder")]
     assert not wrote.ok and str(REPO_ROOT) in wrote.observed  # the write got through and is reported
     assert _markers(folders) == before  # ... and the file it made is gone
+
+
+def test_packages_found_through_pythonpath_are_searched_inside_and_the_repository_is_not(tmp_path, monkeypatch):
+    """As on the GPU machine, whose libraries are unpacked into a folder named on PYTHONPATH: the view mounts
+    it, and the child must be told of it too (the judge failed to import pydantic there)."""
+    from engine.sandbox import programs
+
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(programs.REPO_ROOT), str(site), str(tmp_path / "none")]))
+    assert programs.package_paths() == [str(site.resolve())]
+    searched = programs.python_env(("engine",))["PYTHONPATH"].split(os.pathsep)
+    assert str(site.resolve()) in searched and str(programs.REPO_ROOT) not in searched[1:]

@@ -68,10 +68,24 @@ def python_env(packages: tuple[str, ...] | None, where: Boundary | None = None, 
     where = where or boundary()
     env = {name: os.environ[name] for name in PASSTHROUGH if name in os.environ and not is_secret(name)}
     code = CODE_ROOT if (where.namespaced and packages is not None) else str(REPO_ROOT)
-    env.update(PYTHONPATH=code, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1",
+    env.update(PYTHONPATH=os.pathsep.join([code, *package_paths()]), PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1",
                PATH=tool_path())
     env.update({k: v for k, v in extra.items() if not is_secret(k)})
     return env
+
+
+def package_paths() -> list[str]:
+    """The folders of packages this process found through its own PYTHONPATH (a machine whose libraries were
+    unpacked beside the interpreter rather than installed into it), outside the hidden roots: the view mounts
+    every import path at its own place (`view.python_dirs`), but only a path the child is told of is searched."""
+    hidden = [p.resolve() for p in hidden_roots()]
+    found = []
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        path = Path(entry).resolve() if entry else None
+        if path is None or not path.is_dir() or any(path == h or h in path.parents for h in hidden):
+            continue
+        found.append(str(path))
+    return list(dict.fromkeys(found))
 
 
 def mounts_for(packages: tuple[str, ...] | None, where: Boundary | None = None) -> list[Mount]:
