@@ -68,7 +68,8 @@ def python_env(packages: tuple[str, ...] | None, where: Boundary | None = None, 
     where = where or boundary()
     env = {name: os.environ[name] for name in PASSTHROUGH if name in os.environ and not is_secret(name)}
     code = CODE_ROOT if (where.namespaced and packages is not None) else str(REPO_ROOT)
-    env.update(PYTHONPATH=os.pathsep.join([code, *package_paths()]), PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1",
+    env.update(PYTHONPATH=os.pathsep.join([code, *package_paths()]), PYTHONDONTWRITEBYTECODE="1",
+               PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1",
                PATH=tool_path())
     env.update({k: v for k, v in extra.items() if not is_secret(k)})
     return env
