@@ -164,16 +164,21 @@ def test_the_chosen_chunk_of_a_wrong_output_is_caught():
     assert "chosen after its block ran" in detail and "from flattened element" in detail, detail
 
 
+def _detail_after(tamper) -> str:
+    """The timed-output finding after an honest ReLU block whose reveal `tamper` rewrote on its way back."""
+    calls, block = _timed(torch.relu)
+    reveals = _reveals(LocalRunner(calls, tamper), [torch.empty(N)])
+    reveals.check(block, 0, _relu_answer(3), "the timed calls")
+    return _detail(reveals)
+
+
 def test_a_chunk_altered_after_the_commitment_is_caught():
     def fixed_up(records, tensors, _picks):  # a chunk changed once the judge had chosen it
         tensors[0] = tensors[0].clone()
         tensors[0][0] += 1.0
         return records, tensors
 
-    calls, block = _timed(torch.relu)
-    reveals = _reveals(LocalRunner(calls, fixed_up), [torch.empty(N)])
-    reveals.check(block, 0, _relu_answer(3), "the timed calls")
-    assert "not the one its process committed to" in _detail(reveals)
+    assert "not the one its process committed to" in _detail_after(fixed_up)
 
 
 def test_chunk_digests_rewritten_to_match_are_not_the_commitment():
@@ -184,10 +189,7 @@ def test_chunk_digests_rewritten_to_match_are_not_the_commitment():
         digests[picks[0][0][0]] = int(chunk_digest(tensors[0]))
         return records, tensors
 
-    calls, block = _timed(torch.relu)
-    reveals = _reveals(LocalRunner(calls, rewritten), [torch.empty(N)])
-    reveals.check(block, 0, _relu_answer(3), "the timed calls")
-    assert "are not the ones its process committed to" in _detail(reveals)
+    assert "are not the ones its process committed to" in _detail_after(rewritten)
 
 
 def test_a_chunk_of_the_wrong_size_is_the_runners_fault_naming_the_chunk():
