@@ -24,14 +24,23 @@ JSON_OPTION = typer.Option(False, "--json", help="print the list as a JSON array
 
 
 class CliConsole(Console):
-    """A rich console that cuts nothing when its output is not a terminal."""
+    """A rich console that cuts nothing when its output is not a terminal.
+
+    COLUMNS is read when something is printed, not when the console is made: a console made at import
+    would otherwise keep the width of whatever environment imported it first (a test runner's worker sets
+    COLUMNS=80 before the test that runs a command with COLUMNS=200 or none)."""
+
+    def __init__(self, *args: Any, width: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, width=width, **kwargs)
+        self.explicit_width = width is not None
 
     @property
     def size(self) -> ConsoleDimensions:
         size = super().size
-        if self.is_terminal or self._width is not None or os.environ.get("COLUMNS"):
+        if self.is_terminal or self.explicit_width:
             return size
-        return ConsoleDimensions(SCRIPT_WIDTH, size.height)
+        columns = os.environ.get("COLUMNS", "")
+        return ConsoleDimensions(int(columns) if columns.isdigit() else SCRIPT_WIDTH, size.height)
 
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
