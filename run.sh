@@ -79,8 +79,11 @@ case "${1:-}" in
         ensure_sandbox
         shift
         start_postgres
+        # Two workers (pytest-xdist): most tests wait on processes of their own (the judge, a runner, a build),
+        # so one pytest process left a core idle; REFINERY_TEST_WORKERS=0 runs them in this process instead.
+        workers=${REFINERY_TEST_WORKERS:-2}
         set +e
-        "$VENV/bin/python" -m pytest "$@"
+        "$VENV/bin/python" -m pytest -n "$workers" "$@"
         code=$?
         set -e
         # pytest exits 5 when it collected no test (e.g. a -k that matches nothing): not a failure of ours.
