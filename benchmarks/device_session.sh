@@ -29,6 +29,7 @@
 #        repeat:SLUG/IMPL       benchmarks/verifier_repeat.py: REPEAT_TIMES (8) verifications, ncu between
 #        throughput[:DIR]       benchmarks/verifier_throughput.py (NATIVE, INLINE candidates), of DIR if given
 #        pinning                benchmarks/region_pinning.py: page-locking the shared region, its cost and gain
+#        steps                  benchmarks/timing_step_costs.py: what each untimed step around a timed call costs
 #        placement              benchmarks/atomic_placement.py: histogram/naive with its bins at other offsets
 #        polybench:DIR          benchmarks/polybench_import.py DIR --verify: every PolyBench kernel imported and
 #                               its generated CUDA port checked on the GPU (DIR: a checkout carried along)
@@ -151,6 +152,12 @@ step_honest() {
 step_pinning() {
   timeout "$(cap 120)" python3 benchmarks/region_pinning.py --json $OUT/pinning.json >> $OUT/benchmarks.log 2>&1
   note "pinning: exit $?"; grep "MiB:" $OUT/benchmarks.log | tee -a "$log"
+}
+
+step_steps() {
+  timeout "$(cap 120)" python3 benchmarks/timing_step_costs.py --out $OUT/timing_steps.json >> $OUT/benchmarks.log 2>&1
+  note "steps: exit $?"; grep -E "^(inputs|flush|the call|outputs|chunk|fused|commit|page|block)" $OUT/benchmarks.log \
+    | tee -a "$log"
 }
 
 step_placement() {

@@ -172,7 +172,8 @@ def run_batch(verifier, problem, sources: list[str]) -> dict:
             "build_s_median": statistics.median(build) if build else None,
             "compile_load_s_median": statistics.median([a + b for a, b in zip(load, build, strict=False)])
             if load and build else None,
-            "first_failure": next((r.message for r in results if r.verdict != "correct"), None)}
+            "first_failure": next((r.message for r in results if r.verdict != "correct"), None),
+            "region_notes": sorted({n for r in results for n in r.notes if "host memory" in n})[:3]}
 
 
 def timing_spread(verifier, problem, source: str) -> dict:

@@ -206,6 +206,25 @@ def test_timing_stops_once_both_medians_are_precise_and_runs_the_whole_plan_when
     assert [len(b.times_us) for b in mine] == [200, 200, 200]
 
 
+def test_on_a_gpu_the_first_three_blocks_hold_the_minimum_so_a_steady_kernel_stops_there():
+    import random
+
+    rng = random.Random(2)
+
+    def side(sigma: float):
+        return lambda count: Block([100.0 + rng.gauss(0, sigma) for _ in range(count)], 100.0 * count)
+
+    plan = block_plan(400, 0.005, most_per_block=32, early_trials=30)
+    assert plan[:3] == [10, 10, 10] and sum(plan) == 400 and max(plan) <= 32 and len(plan) <= 12 + 3
+    mine, theirs = alternate_blocks(plan, side(0.2), lambda n: {"eager": side(0.2)(n)}, 30, 0.005)
+    assert [len(b.times_us) for b in mine] == [10, 10, 10] and len(theirs["eager"]) == 3
+    mine, _ = alternate_blocks(plan, side(0.2), lambda n: {"eager": side(40.0)(n)}, 30, 0.005)
+    assert sum(len(b.times_us) for b in mine) == 400  # a noisy side still gets every trial planned
+    assert block_plan(20, 0.005, early_trials=30) == [7, 7, 6]  # fewer than the first blocks would hold
+    assert block_plan(400, 0.005, most_per_block=4, early_trials=30)[:3] == [4, 4, 4]  # outputs a block keeps
+    assert block_plan(400, 0.005) == block_plan(400, 0.005, early_trials=None)  # the CPU's plan is unchanged
+
+
 def test_worker_environment_is_an_allow_list_without_secrets(monkeypatch):
     for name, value in {"OPENAI_API_KEY": "sk-x", "REFINERY_DATABASE_URL": "postgresql://u:p@h/db",
                         "GITHUB_TOKEN": "t", "MY_SECRET": "s", "PGPASSWORD": "p", "CUDA_HOME": "/usr/local/cuda",

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from engine.wire import digest_kernel
 from engine.wire.limits import MAX_CHUNKS, NAME_CHARS
 from engine.wire.shared import dtype_name
 
@@ -36,7 +37,7 @@ CHUNKS_PER_CALL = 16  # chosen chunks of each tensor output of a checked call: w
 MIN_CHUNK_BYTES = 64 * 2**10  # smaller chunks cost more in digests than they save: an output of at most this
 # many bytes is one chunk, one of at most CHUNKS_PER_CALL times this is revealed whole
 _ALIGN_WORDS = 4  # chunks are whole multiples of 16 bytes: every chunk starts and ends on an element of any dtype
-_MIX = 0x2545F491  # odd: the product's low 32 bits are a bijection of the word
+_MIX = digest_kernel.MIX  # odd: the product's low 32 bits are a bijection of the word
 _PRIME = 2**61 - 1
 
 
@@ -84,7 +85,17 @@ def word_sums(value: torch.Tensor) -> torch.Tensor:
     be nudged to meet a committed digest), in three passes over 32-bit words (wrapping multiplication and
     shifts are the same on a CPU and a GPU, and an integer sum does not depend on its order). A zero word
     adds nothing, so a chunk's digest is the same whether it is summed inside its tensor or on its own.
+    On a GPU one fused kernel (`wire.digest_kernel`) gives the same sums in one read of the tensor.
     """
+    if value.is_cuda:
+        fused = digest_kernel.chunk_sums(value, chunk_words(nbytes_of(value)))
+        if fused is not None:
+            return fused.remainder(_PRIME)
+    return torch_word_sums(value)
+
+
+def torch_word_sums(value: torch.Tensor) -> torch.Tensor:
+    """`word_sums` in torch passes, on any device: the reference the fused GPU kernel must equal."""
     mixed = _words(value)
     per = chunk_words(nbytes_of(value))
     full = mixed.numel() // per

@@ -65,6 +65,8 @@ class TensorSlot:
 
 
 class SharedRegion:
+    kind = "host"
+
     def __init__(self, fd: int, size: int, pin: bool) -> None:
         self.fd, self.size = fd, size
         self.map = mmap.mmap(fd, size) if size else None
@@ -94,6 +96,9 @@ class SharedRegion:
         """Erase whatever a runner left here, before the region serves the next one."""
         if self.size:
             self.bytes.zero_()
+
+    def fresh(self) -> None:
+        """Nothing left to erase (`zero` did it); the GPU region erases here, on the judge's own thread."""
 
     @classmethod
     def attach(cls, fd: int, size: int, pin: bool = True) -> SharedRegion:

@@ -254,7 +254,8 @@ class CJudge:
         trials = clock.planned_trials(policy, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
         self.reveals.plan(trials)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
-            clock.block_plan(trials, policy.target_ci, ring_trials(output_bytes, self.device)), candidate,
+            clock.block_plan(trials, policy.target_ci, ring_trials(output_bytes, self.device),
+                             policy.min_trials if self.cuda else None), candidate,
             lambda count: self.judge_block(same_clock, self.device, count, warmup=0), policy.min_trials,
             policy.target_ci)
         if self.cuda and cpu:  # beside a GPU candidate the C reference gets a few calls of its own size

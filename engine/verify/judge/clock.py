@@ -305,11 +305,32 @@ def median_ci(times_us: list[float]) -> float:
     return (ordered[high] - ordered[low]) / 2 / median if median > 0 else math.inf
 
 
-def block_plan(trials: int, target_ci: float, most_per_block: int | None = None) -> list[int]:
-    """Trials per block for `trials` per side: three blocks when timing runs to the end, more and smaller
-    ones (at least TRIALS_PER_BLOCK each) when it may stop early on precision, and more again where a
-    block may keep only `most_per_block` calls' outputs."""
-    blocks = MIN_BLOCKS if target_ci <= 0 else max(MIN_BLOCKS, min(MAX_BLOCKS, trials // TRIALS_PER_BLOCK))
+def block_plan(trials: int, target_ci: float, most_per_block: int | None = None,
+               early_trials: int | None = None) -> list[int]:
+    """Trials per block for `trials` per side: three blocks when timing runs to the end, more and smaller ones
+    (about TRIALS_PER_BLOCK each, MAX_BLOCKS at most) when it may stop early on precision, and more again where
+    a block may keep only `most_per_block` calls' outputs.
+
+    `early_trials` (the policy's minimum, on a GPU): the first MIN_BLOCKS blocks together hold just that many
+    (at least MIN_TRIALS_PER_BLOCK each), so a steady kernel stops at the first point the policy allows instead
+    of after three full-size blocks (84 trials a side on the largest outputs, 30 asked for). Not on a CPU: a
+    host clock shared with other processes needs the larger blocks' trials for a median that holds still."""
+    if target_ci <= 0:
+        return _split(trials, MIN_BLOCKS, most_per_block)
+    if early_trials is None:
+        return _split(trials, max(MIN_BLOCKS, min(MAX_BLOCKS, trials // TRIALS_PER_BLOCK)), most_per_block)
+    first = max(MIN_TRIALS_PER_BLOCK, math.ceil(early_trials / MIN_BLOCKS))
+    if most_per_block:
+        first = min(first, max(most_per_block, 1))
+    if trials <= first * MIN_BLOCKS:
+        return _split(trials, MIN_BLOCKS, most_per_block)
+    rest = trials - first * MIN_BLOCKS
+    blocks = max(1, min(MAX_BLOCKS - MIN_BLOCKS, rest // TRIALS_PER_BLOCK))
+    return [first] * MIN_BLOCKS + _split(rest, blocks, most_per_block)
+
+
+def _split(trials: int, blocks: int, most_per_block: int | None) -> list[int]:
+    """`trials` in `blocks` near-equal blocks, more where a block may keep only `most_per_block` outputs."""
     if most_per_block:
         blocks = max(blocks, math.ceil(trials / most_per_block))
     return [trials // blocks + (1 if b < trials % blocks else 0) for b in range(blocks)]

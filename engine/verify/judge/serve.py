@@ -38,6 +38,11 @@ class Judge:
         from engine.verify.judge.session import RegionCache
 
         self.regions = RegionCache()  # one page-locked region lent from runner to runner
+        self.device_regions = None  # and one in GPU memory, for the outputs of PyTorch candidates on a GPU
+        if device == "cuda":
+            from engine.wire.device_region import DeviceRegion
+
+            self.device_regions = RegionCache(make=DeviceRegion.create)
 
     def stage_said(self, job_id: str, stage: str, phase: str) -> None:
         """Tell the pool a stage started or ended (it times nothing by it; it only watches the machine)."""
@@ -66,7 +71,8 @@ class Judge:
         from engine.verify.judge.torch_judge import TorchJudge
         from engine.wire.channel import Channel
 
-        session = RunnerSession(Channel.from_fd(runner_fd), job.device, cache=self.regions, meter=meter)
+        session = RunnerSession(Channel.from_fd(runner_fd), job.device, cache=self.regions, meter=meter,
+                                device_cache=self.device_regions)
         session.kept_back = {c.name: job.hidden_call(c.name) for c in job.configs if c.hidden}
         started = time.perf_counter()
         try:
@@ -131,6 +137,9 @@ def main(argv: list[str]) -> int:
         torch.cuda.init()
         torch.zeros(1, device="cuda")
         name = torch.cuda.get_device_name()
+        from engine.wire import digest_kernel
+
+        digest_kernel.warm()  # the baselines' block commitments, compiled before the first job
     judge = Judge("cuda" if cuda else "cpu", Path.cwd(), control.send)
     control.send({"type": "hello", "pid": os.getpid(), "cuda": cuda, "device": name, "torch": torch.__version__,
                   "startup_s": time.perf_counter() - started})

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -65,8 +66,8 @@ class RegionCache:
     lent again. A region whose runner does not go in time is closed, never lent.
     """
 
-    def __init__(self, wait_s: float = 2.0) -> None:
-        self.wait_s = wait_s
+    def __init__(self, wait_s: float = 2.0, make: Callable[[int, bool], SharedRegion] = SharedRegion.create) -> None:
+        self.wait_s, self.make = wait_s, make
         self.idle: SharedRegion | None = None
         self.pending: threading.Thread | None = None
 
@@ -77,8 +78,9 @@ class RegionCache:
                 self.pending = None
         if self.pending is None and self.idle is not None and self.idle.size >= size:
             region, self.idle = self.idle, None
+            region.fresh()
             return region
-        return SharedRegion.create(size, pin=pin)
+        return self.make(size, pin)
 
     def release(self, region: SharedRegion, channel: Channel) -> None:
         """Take `region` back once the runner at the other end of `channel` has ended (then close the
@@ -136,11 +138,13 @@ class RunnerSession:
     device: str
     cache: RegionCache | None = None  # the judge's region, lent to this runner; None: one of its own
     region: SharedRegion | None = None
+    device_cache: RegionCache | None = None  # the judge's GPU region (`wire.device_region`), where it has one
     evidence: list[str] = field(default_factory=list)
     lost: bool = False
     rtt_s: float = 0.0
     meter: Meter | None = None  # the runner's kernel accounting, where the pool could open it
     kept_back: dict[str, dict] = field(default_factory=dict)  # hidden configurations: sent with their first request
+    notes: list[str] = field(default_factory=list)  # what the judge's own side of the job had to say (its notes)
 
     def request(self, op: str, stage: str | None = None, fds: tuple[int, ...] = (), **fields) -> Reply:
         """Send one request and return its reply decoded (`wire.replies.REPLIES[op]`); raises RunnerLost,
@@ -172,23 +176,52 @@ class RunnerSession:
         self.rtt_s = time.perf_counter() - started
         return self.rtt_s
 
-    def ensure_region(self, size: int) -> None:
-        """A shared region of at least `size` bytes, sent to the runner (a new one if too small)."""
+    def ensure_region(self, size: int, on_device: bool = False) -> None:
+        """A shared region of at least `size` bytes, sent to the runner (a new one if too small); `on_device`:
+        in GPU memory where the judge can make one and the runner can map it (a PyTorch candidate's outputs
+        then never cross host memory), else in host memory."""
         size = aligned(max(size, 4096))
         if self.region is not None and self.region.size >= size:
             return
         self.give_back_region()
+        if on_device and self.device == "cuda" and self.device_cache is not None and self._device_region(size):
+            return
         pin = self.device == "cuda"
         self.region = self.cache.acquire(size, pin) if self.cache is not None else SharedRegion.create(size, pin=pin)
         self.request("region", size=self.region.size, fds=(self.region.fd,))
+
+    def _device_region(self, size: int) -> bool:
+        """Lend the runner a GPU region; False (and the host region serves) where the driver or the runner's
+        sandbox refuses one: said once in the job's notes, never the candidate's fault."""
+        from engine.wire.device_region import DeviceRegionUnavailable
+
+        try:
+            region = self.device_cache.acquire(size, True)
+        except DeviceRegionUnavailable as exc:
+            self.device_cache = None
+            self.notes.append(f"outputs through host memory: no GPU region here ({exc})")
+            return False
+        try:
+            self.request("region", size=region.size, where="device", fds=(region.fd,))
+        except CandidateError as exc:
+            region.close()
+            self.device_cache = None
+            self.notes.append(f"outputs through host memory: the runner could not map the GPU region ({exc})")
+            return False
+        except BaseException:
+            region.close()
+            raise
+        self.region = region
+        return True
 
     def give_back_region(self, at_end: bool = False) -> None:
         """Close this job's region, or at the job's end hand it back to the judge's cache (which lends it
         again only after this runner has ended)."""
         if self.region is None:
             return
-        if at_end and self.cache is not None:
-            self.cache.release(self.region, self.channel)
+        cache = self.device_cache if getattr(self.region, "kind", "host") == "device" else self.cache
+        if at_end and cache is not None:
+            cache.release(self.region, self.channel)
         else:
             self.region.close()
         self.region = None
@@ -211,7 +244,8 @@ class RunnerSession:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.channel.send({"op": "bye"})
-        if self.region is not None and self.cache is not None:
+        cache = self.device_cache if getattr(self.region, "kind", "host") == "device" else self.cache
+        if self.region is not None and cache is not None:
             self.give_back_region(at_end=True)  # the cache closes the channel once the runner has ended
             return
         self.channel.close()

@@ -136,7 +136,7 @@ class TorchJudge:
         them back to be named as wrong)."""
         need = 2 * _bytes(expected.native) + 2**20
         if need > self.region_bytes:
-            self.runner.ensure_region(need)
+            self.runner.ensure_region(need, on_device=self.cuda)
             self.region_bytes = need
 
     def check_config(self, spec: ConfigSpec) -> None:
@@ -393,7 +393,8 @@ class TorchJudge:
         self.reveals.plan(trials)
         most = ring_trials(_bytes(first.native), self.device)
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
-            clock.block_plan(trials, policy.target_ci, most), candidate, baseline, policy.min_trials,
+            clock.block_plan(trials, policy.target_ci, most,
+                             policy.min_trials if self.cuda else None), candidate, baseline, policy.min_trials,
             policy.target_ci)
         reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us,
@@ -425,7 +426,9 @@ class TorchJudge:
 
     def note_evidence(self) -> None:
         """What the runner reported about the candidate's own behaviour (patches, threads, processes):
-        self-reports against itself, so believed; their absence proves nothing."""
+        self-reports against itself, so believed; their absence proves nothing. And what the judge's own side
+        of the conversation noted (`RunnerSession.notes`)."""
+        self.state.notes.extend(n for n in self.runner.notes if n not in self.state.notes)
         patched = [e for e in self.runner.evidence if e.startswith("replaced ")]
         flags = [e for e in self.runner.evidence if e.startswith("changed ") and "environment" not in e]
         if flags and self.job.dtype == "tf32" and all(any(t in f for t in TF32_FLAGS) for f in flags):
