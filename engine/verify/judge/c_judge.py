@@ -252,12 +252,12 @@ class CJudge:
         calibration = candidate(3)
         base_calibration = self.judge_block(same_clock, self.device, 3, warmup=0)
         trials = clock.planned_trials(policy, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
-        self.reveals.plan(trials)
+        plan = clock.block_plan(trials, policy.target_ci, ring_trials(output_bytes, self.device),
+                                policy.min_trials if self.cuda else None)
+        self.reveals.plan(clock.reveal_horizon(plan, trials, self.cuda))
         candidate_blocks, baseline_blocks = clock.alternate_blocks(
-            clock.block_plan(trials, policy.target_ci, ring_trials(output_bytes, self.device),
-                             policy.min_trials if self.cuda else None), candidate,
-            lambda count: self.judge_block(same_clock, self.device, count, warmup=0), policy.min_trials,
-            policy.target_ci)
+            plan, candidate, lambda count: self.judge_block(same_clock, self.device, count, warmup=0),
+            policy.min_trials, policy.target_ci)
         if self.cuda and cpu:  # beside a GPU candidate the C reference gets a few calls of its own size
             for name, fn in cpu.items():
                 first = self.judge_block({name: fn}, "cpu", 1, warmup=0)[name]

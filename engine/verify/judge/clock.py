@@ -329,6 +329,13 @@ def block_plan(trials: int, target_ci: float, most_per_block: int | None = None,
     return [first] * MIN_BLOCKS + _split(rest, blocks, most_per_block)
 
 
+def reveal_horizon(plan: list[int], trials: int, early: bool) -> int:
+    """The timed calls the reveals are spread over (`reveal.Reveals.plan`): on a GPU, where timing may stop
+    after the first MIN_BLOCKS blocks, those blocks' calls, so a steady kernel's timing still checks its full
+    share of calls before it stops (a longer timing then checks more); elsewhere every planned call."""
+    return sum(plan[:MIN_BLOCKS]) if early else trials
+
+
 def _split(trials: int, blocks: int, most_per_block: int | None) -> list[int]:
     """`trials` in `blocks` near-equal blocks, more where a block may keep only `most_per_block` outputs."""
     if most_per_block:

@@ -390,12 +390,11 @@ class TorchJudge:
         calibration = candidate(CALIBRATION_TRIALS)
         base_calibration = baseline(CALIBRATION_TRIALS)
         trials = clock.planned_trials(policy, clock.clock_us_per_trial(calibration, rtt_us), base_calibration)
-        self.reveals.plan(trials)
         most = ring_trials(_bytes(first.native), self.device)
-        candidate_blocks, baseline_blocks = clock.alternate_blocks(
-            clock.block_plan(trials, policy.target_ci, most,
-                             policy.min_trials if self.cuda else None), candidate, baseline, policy.min_trials,
-            policy.target_ci)
+        plan = clock.block_plan(trials, policy.target_ci, most, policy.min_trials if self.cuda else None)
+        self.reveals.plan(clock.reveal_horizon(plan, trials, self.cuda))
+        candidate_blocks, baseline_blocks = clock.alternate_blocks(plan, candidate, baseline, policy.min_trials,
+                                                                   policy.target_ci)
         reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
         verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us,
                                     "cuda-events" if self.cuda else "perf-counter", flush_us)
