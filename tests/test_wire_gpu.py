@@ -47,6 +47,7 @@ CASES = ["float32 8192x8192", "float32 1531x7919", "float32 one element", "float
 @pytest.mark.parametrize("name", CASES)
 def test_fused_chunk_digests_equal_the_torch_passes(name):
     assert digest_kernel.warm(), "CuPy could not compile the digest kernel on this GPU"
+    assert chunks.fused_agrees(0), "the fused kernel's self-check failed: the torch passes would do the work"
     value = _case(name)
     fused = chunks.word_sums(value)
     reference = chunks.torch_word_sums(value)
@@ -74,8 +75,9 @@ import json, sys, torch
 from engine.wire.device_region import DeviceRegion
 fd, size = int(sys.argv[1]), int(sys.argv[2])
 region = DeviceRegion.attach(fd, size)
+region.echo()
 values = torch.arange(1 << 20, dtype=torch.float32, device="cuda") * 0.5
-print(json.dumps(region.put(4096, values).to_json()))
+print(json.dumps(region.put(16384, values).to_json()))
 region.close()
 """
 
@@ -93,10 +95,13 @@ def test_a_device_region_carries_a_tensor_between_processes():
 
     region = DeviceRegion.create(8 << 20)
     try:
+        token = region.probe()
+        assert not region.echoed(token)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
         done = subprocess.run([sys.executable, "-c", CHILD, str(region.fd), str(region.size)], pass_fds=(region.fd,),
                               capture_output=True, text=True, timeout=120, env=env)
         assert done.returncode == 0, done.stderr[-2000:]
+        assert region.echoed(token), "the other process's mapping did not echo the token"
         slot = TensorSlot.from_json(json.loads(done.stdout.strip().splitlines()[-1]))
         taken = region.take(slot, "cuda")
         assert torch.equal(taken, torch.arange(1 << 20, dtype=torch.float32, device="cuda") * 0.5)

@@ -18,6 +18,7 @@ reductions where the tensors lie, and a sync per output would cost the timing lo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 
@@ -87,11 +88,26 @@ def word_sums(value: torch.Tensor) -> torch.Tensor:
     adds nothing, so a chunk's digest is the same whether it is summed inside its tensor or on its own.
     On a GPU one fused kernel (`wire.digest_kernel`) gives the same sums in one read of the tensor.
     """
-    if value.is_cuda:
+    if value.is_cuda and fused_agrees(value.device.index or 0):
         fused = digest_kernel.chunk_sums(value, chunk_words(nbytes_of(value)))
         if fused is not None:
             return fused.remainder(_PRIME)
     return torch_word_sums(value)
+
+
+@functools.cache
+def fused_agrees(device: int) -> bool:
+    """Whether the fused kernel gives the torch passes' sums on this GPU, tried once a process on words of every
+    sign over several chunks and a short last one: a kernel that differed by one bit would fail every honest
+    candidate's reveal, so where it does not agree (or cannot run) the torch passes do the work."""
+    generator = torch.Generator(device=f"cuda:{device}").manual_seed(20261207)
+    words = torch.randint(-(2**31), 2**31 - 1, (3 * chunk_words(2**22) + 1237,), dtype=torch.int32,
+                          device=f"cuda:{device}", generator=generator)
+    for sample in (words, words[: chunk_words(2**22) - 4].view(torch.float32)):
+        fused = digest_kernel.chunk_sums(sample, chunk_words(nbytes_of(sample)))
+        if fused is None or not torch.equal(fused.remainder(_PRIME), torch_word_sums(sample)):
+            return False
+    return True
 
 
 def torch_word_sums(value: torch.Tensor) -> torch.Tensor:

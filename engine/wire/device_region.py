@@ -10,7 +10,9 @@ names this one allocation.
 
 The rules are the host region's: the runner can write anything there at any time, so the judge copies a
 tensor out before it looks at it, and takes shapes and dtypes from its own expectations. Both sides wait for
-their copies to finish before they answer or reuse the region: the other process sees it only then.
+their copies to finish before they answer or reuse the region: the other process sees it only then. Before
+the first output goes through a region, the runner echoes a random token the judge wrote there (`probe`): a
+mapping that is not the same memory both ways sends the job back to the host region, never to a verdict.
 
 Where the driver refuses (an old driver, a sandbox without the device's file descriptors), `create` and
 `attach` raise `DeviceRegionUnavailable` and the judge keeps the host region.
@@ -32,6 +34,7 @@ _POSIX_FD = 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 _ON_DEVICE = 1  # CU_MEM_LOCATION_TYPE_DEVICE
 _READ_WRITE = 3  # CU_MEM_ACCESS_FLAGS_PROT_READWRITE
 _GRANULARITY_MINIMUM = 0  # CU_MEM_ALLOC_GRANULARITY_MINIMUM
+PROBE_BYTES = 4096  # the start of a fresh region, twice: the judge's token and the runner's echo of it
 
 
 class DeviceRegionUnavailable(RuntimeError):
@@ -165,6 +168,24 @@ class DeviceRegion:
         except BaseException:
             lib.cuMemRelease(handle.value)
             raise
+
+    def probe(self) -> torch.Tensor:
+        """Random bytes at the region's start, for the runner to echo (`echo`): the judge's proof that the
+        runner's mapping and its own are the same memory, both ways, before any output goes through it."""
+        token = torch.randint(0, 256, (PROBE_BYTES,), dtype=torch.uint8, device=self.bytes.device)
+        self.bytes[:PROBE_BYTES].copy_(token)
+        self.bytes[PROBE_BYTES:2 * PROBE_BYTES].zero_()
+        torch.cuda.synchronize(self.device)
+        return token
+
+    def echo(self) -> None:
+        """The runner's side of `probe`: the bytes it sees at the start, reversed, written just after them."""
+        self.bytes[PROBE_BYTES:2 * PROBE_BYTES].copy_(self.bytes[:PROBE_BYTES].flip(0))
+        torch.cuda.synchronize(self.device)
+
+    def echoed(self, token: torch.Tensor) -> bool:
+        """Whether the runner's echo of `probe`'s token came back."""
+        return bool(torch.equal(self.bytes[PROBE_BYTES:2 * PROBE_BYTES], token.flip(0)))
 
     def view(self, slot: TensorSlot) -> torch.Tensor:
         """The bytes of `slot` as a tensor on the GPU (no copy); raises ValueError if it does not fit."""

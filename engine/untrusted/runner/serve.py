@@ -162,8 +162,10 @@ def _dispatch(op: str, request: dict, candidate, fds: list[int], region):
             from engine.wire.device_region import DeviceRegion, DeviceRegionUnavailable
 
             try:
-                return DeviceRegion.attach(fds[0], int(request["size"])), {"ok": True}
-            except (DeviceRegionUnavailable, ValueError) as exc:
+                mapped = DeviceRegion.attach(fds[0], int(request["size"]))
+                mapped.echo()
+                return mapped, {"ok": True}
+            except (DeviceRegionUnavailable, ValueError, RuntimeError) as exc:
                 return None, {"ok": False, "error": {"message": f"the GPU region cannot be mapped here: {exc}"}}
         # Not page-locked on this side: pinning costs 0.39 s a GiB, more than the pageable copies of one
         # candidate's outputs (the judge pins its side once and keeps it)
@@ -242,9 +244,9 @@ def warm_up(device: str) -> dict:
 
             kernel = cupy.RawKernel('extern "C" __global__ void warm(float* x) { x[threadIdx.x] += 1.f; }', "warm")
             kernel((1,), (32,), (probe.data_ptr(),))  # NVRTC and the driver's module loading, ahead of time
-        from engine.wire import digest_kernel
+        from engine.wire import chunks
 
-        digest_kernel.warm()  # the block commitments' kernel, compiled before any job
+        chunks.fused_agrees(torch.cuda.current_device())  # the block commitments' kernel, compiled and tried
         from engine.wire.profiling import profile_call
 
         profile_call(lambda: torch.relu(probe), True)  # the profiler's first start (CUPTI) costs a second

@@ -137,9 +137,9 @@ def main(argv: list[str]) -> int:
         torch.cuda.init()
         torch.zeros(1, device="cuda")
         name = torch.cuda.get_device_name()
-        from engine.wire import digest_kernel
+        from engine.wire import chunks
 
-        digest_kernel.warm()  # the baselines' block commitments, compiled before the first job
+        chunks.fused_agrees(torch.cuda.current_device())  # the baselines' block commitments, compiled and tried
     judge = Judge("cuda" if cuda else "cpu", Path.cwd(), control.send)
     control.send({"type": "hello", "pid": os.getpid(), "cuda": cuda, "device": name, "torch": torch.__version__,
                   "startup_s": time.perf_counter() - started})

@@ -202,6 +202,7 @@ class RunnerSession:
             self.notes.append(f"outputs through host memory: no GPU region here ({exc})")
             return False
         try:
+            token = region.probe()
             self.request("region", size=region.size, where="device", fds=(region.fd,))
         except CandidateError as exc:
             region.close()
@@ -211,6 +212,12 @@ class RunnerSession:
         except BaseException:
             region.close()
             raise
+        if not region.echoed(token):
+            region.close()
+            self.device_cache = None
+            self.notes.append("outputs through host memory: the runner's mapping of the GPU region did not echo "
+                              "the judge's token")
+            return False
         self.region = region
         return True
 
