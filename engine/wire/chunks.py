@@ -100,13 +100,16 @@ def fused_agrees(device: int) -> bool:
     """Whether the fused kernel gives the torch passes' sums on this GPU, tried once a process on words of every
     sign over several chunks and a short last one: a kernel that differed by one bit would fail every honest
     candidate's reveal, so where it does not agree (or cannot run) the torch passes do the work."""
-    generator = torch.Generator(device=f"cuda:{device}").manual_seed(20261207)
-    words = torch.randint(-(2**31), 2**31 - 1, (3 * chunk_words(2**22) + 1237,), dtype=torch.int32,
-                          device=f"cuda:{device}", generator=generator)
-    for sample in (words, words[: chunk_words(2**22) - 4].view(torch.float32)):
-        fused = digest_kernel.chunk_sums(sample, chunk_words(nbytes_of(sample)))
-        if fused is None or not torch.equal(fused.remainder(_PRIME), torch_word_sums(sample)):
-            return False
+    try:
+        generator = torch.Generator(device=f"cuda:{device}").manual_seed(20261207)
+        words = torch.randint(-(2**31), 2**31 - 1, (3 * chunk_words(2**22) + 1237,), dtype=torch.int32,
+                              device=f"cuda:{device}", generator=generator)
+        for sample in (words, words[: chunk_words(2**22) - 4].view(torch.float32)):
+            fused = digest_kernel.chunk_sums(sample, chunk_words(nbytes_of(sample)))
+            if fused is None or not torch.equal(fused.remainder(_PRIME), torch_word_sums(sample)):
+                return False
+    except Exception:  # noqa: BLE001 - a kernel that cannot launch here: the torch passes do the work
+        return False
     return True
 
 

@@ -80,7 +80,10 @@ def _driver():
         "cuMemRelease": [u64],
     }
     for name, args in signatures.items():
-        function = getattr(lib, name)
+        try:
+            function = getattr(lib, name)
+        except AttributeError as exc:
+            raise DeviceRegionUnavailable(f"the CUDA driver has no {name}") from exc
         function.argtypes, function.restype = args, ctypes.c_int
     return lib
 
@@ -125,7 +128,13 @@ class DeviceRegion:
             lib.cuMemAddressFree(address.value, size)
             raise
         self.address = address.value
-        self.bytes = torch.as_tensor(_Bytes(self.address, size), device=f"cuda:{device}")
+        try:
+            self.bytes = torch.as_tensor(_Bytes(self.address, size), device=f"cuda:{device}")
+        except (TypeError, RuntimeError) as exc:
+            lib.cuMemUnmap(self.address, size)
+            lib.cuMemAddressFree(self.address, size)
+            self.address = 0
+            raise DeviceRegionUnavailable(f"torch cannot view the mapped region ({exc})") from exc
 
     @classmethod
     def create(cls, size: int, pin: bool = True) -> DeviceRegion:  # noqa: ARG003 - `pin`: SharedRegion's signature

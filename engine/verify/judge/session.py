@@ -197,7 +197,7 @@ class RunnerSession:
 
         try:
             region = self.device_cache.acquire(size, True)
-        except DeviceRegionUnavailable as exc:
+        except (DeviceRegionUnavailable, RuntimeError, OSError) as exc:  # RuntimeError: CUDA out of memory
             self.device_cache = None
             self.notes.append(f"outputs through host memory: no GPU region here ({exc})")
             return False
