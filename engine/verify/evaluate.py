@@ -169,7 +169,8 @@ class Verifier:
         return make_job(problem, build, source, device, cache_dir=settings.cache_dir, trials=options.trials,
                         timing=policy if options.timing else None, timing_config=options.timing_config,
                         baseline=options.baseline, cpu_seconds=cpu_budget, arch=settings.gpu_arch,
-                        checks=options.runtime_checks, seeds=seeds, time_all=options.time_all)
+                        checks=options.runtime_checks, seeds=seeds, time_all=options.time_all,
+                        gpu_region=settings.verify_gpu_region)
 
     def finish(self, outcome: JobOutcome, build: CandidateBuild, static: list[IntegrityFinding]) -> EvaluationResult:
         """Map a job outcome to the result record, with the logs a user needs."""

@@ -178,7 +178,8 @@ def baselines_for(problem: Problem, build: CandidateBuild, device: str, baseline
 def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, *, cache_dir: Path,
              trials: int = 2, timing: TimingOptions | None = TimingOptions(), timing_config: str | None = None,
              baseline: str = "eager", cpu_seconds: float = 600.0, arch: str = "sm_90", checks: bool = True,
-             mode: str = "evaluate", seeds: SeedPlan | None = None, time_all: bool = False) -> Job:
+             mode: str = "evaluate", seeds: SeedPlan | None = None, time_all: bool = False,
+             gpu_region: bool = False) -> Job:
     """The job for one candidate; `timing=None` skips timing; `seeds` shares a batch's seeds."""
     seeds = seeds or SeedPlan.fresh(problem, trials)
     run_configs = problem.configs if device == "cuda" else cpu_sized(problem)[0]
@@ -205,7 +206,8 @@ def make_job(problem: Problem, build: CandidateBuild, source: str, device: str, 
               extensions_dir=str(build.extensions_dir) if build.extensions_dir else None, timing=timing_spec,
               checks=checks, profile=checks, cache_dir=str(cache_dir), cpu_seconds=cpu_seconds,
               arch_list=torch_arch_list(arch),
-              reseed_calls=problem.kind == "pytorch" and draws_random_numbers(problem.reference_source))
+              reseed_calls=problem.kind == "pytorch" and draws_random_numbers(problem.reference_source),
+              gpu_region=gpu_region and device == "cuda")
     job.scratch_dir = str(Path(cache_dir) / "verify" / "jobs" / job.job_id)
     return job
 

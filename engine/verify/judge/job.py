@@ -91,6 +91,7 @@ class Job:
     repeats: int = 1  # run_once
     arch_list: str = "9.0"  # TORCH_CUDA_ARCH_LIST for load_inline
     reseed_calls: bool = False  # the reference draws random numbers: both sides seed torch before every call
+    gpu_region: bool = False  # outputs through GPU memory the judge exports (`wire.device_region`), on a GPU
 
     def to_json(self) -> dict:
         return asdict(self)

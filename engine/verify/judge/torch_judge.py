@@ -136,7 +136,7 @@ class TorchJudge:
         them back to be named as wrong)."""
         need = 2 * _bytes(expected.native) + 2**20
         if need > self.region_bytes:
-            self.runner.ensure_region(need, on_device=self.cuda)
+            self.runner.ensure_region(need, on_device=self.cuda and self.job.gpu_region)
             self.region_bytes = need
 
     def check_config(self, spec: ConfigSpec) -> None:
