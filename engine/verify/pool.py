@@ -261,7 +261,8 @@ class JudgeProcess(_Sandboxed):
         self.jobs = 0
         self._start([sys.executable, "-m", "engine.verify.judge", *([] if device == "cuda" else ["--cpu"])],
                     JUDGE_PACKAGES, config.judge_limits, device == "cuda", {}, [],
-                    {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton"},
+                    {"TORCHINDUCTOR_CACHE_DIR": "inductor", "TRITON_CACHE_DIR": "triton",
+                     "CUPY_CACHE_DIR": "cupy"},  # CuPy: the fused digest kernel of its baselines' commitments
                     cpus=cores.timing if cores is not None and cores.pinned else None)
 
 
