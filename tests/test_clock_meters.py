@@ -262,3 +262,30 @@ def test_the_runners_own_account_of_a_slow_loop_withholds_speed_and_never_passes
     # on a GPU the events and the host clock differ by the hidden work itself: the account explains nothing there
     on_gpu = corroborate(slow_loop, baseline, round_trip_us=50.0, clock="cuda-events")
     assert not on_gpu.ok and on_gpu.decided
+
+
+def test_work_hidden_behind_a_slowed_judge_loop_earns_no_speed_and_a_quiet_judge_still_passes_honest_work():
+    """As seen once on the CPU: a kernel worker at 100 % of a core slowed the judge's own loop evenly (no spread
+    between its blocks, no wait its meters count), by about as much as the attack hid beside the flush, and the
+    attack passed at 3.3×. Read against the judge's quietest loop on the same work, it is left undecided."""
+    from engine.verify.judge.clock import QuietLoops
+
+    quiet_loop, slowed_loop = 1000.0, 2300.0  # the judge's loop a trial: before, and while the worker ran
+    baseline = _blocks(claimed_us=500.0, clock_us=500.0 + slowed_loop, metered=False)
+    hiding = _blocks(claimed_us=500.0, clock_us=500.0 + quiet_loop + 1200.0, metered=False)  # 1.2 ms hidden a trial
+    assert corroborate(hiding, baseline, round_trip_us=0.0, clock="perf-counter").ok  # the hole, without a floor
+    verdict = corroborate(hiding, baseline, round_trip_us=0.0, clock="perf-counter", quiet_overhead_us=quiet_loop)
+    assert not verdict.ok and not verdict.decided
+    assert "more than its quietest on this work" in verdict.detail and "no speed is credited" in verdict.detail
+    quiet = _blocks(claimed_us=500.0, clock_us=500.0 + quiet_loop, metered=False)
+    honest = _blocks(claimed_us=500.0, clock_us=500.0 + quiet_loop + 30.0, metered=False)
+    assert corroborate(honest, quiet, round_trip_us=0.0, clock="perf-counter", quiet_overhead_us=quiet_loop).ok
+    slightly = _blocks(claimed_us=500.0, clock_us=500.0 + 1.1 * quiet_loop, metered=False)  # within 20 %: noise
+    assert corroborate(hiding, slightly, round_trip_us=0.0, clock="perf-counter",
+                       quiet_overhead_us=quiet_loop).ok is False  # over the allowance as it always was
+    assert corroborate(honest, slightly, round_trip_us=0.0, clock="perf-counter", quiet_overhead_us=quiet_loop).ok
+    gpu = corroborate(hiding, baseline, round_trip_us=0.0, clock="cuda-events", quiet_overhead_us=quiet_loop)
+    assert gpu.decided  # the GPU's clock keeps its measured rule
+    loops = QuietLoops()
+    loops.saw(("w",), 2300.0), loops.saw(("w",), 1000.0), loops.saw(("w",), 1800.0), loops.saw(("w",), 0.0)
+    assert loops.quietest(("w",)) == 1000.0 and loops.quietest(("other",)) is None

@@ -109,10 +109,12 @@ class Corroboration:
 
 
 def corroborate(candidate: list[Block], baseline: list[Block], round_trip_us: float,
-                clock: str = "cuda-events", flush_us: float = 0.0) -> Corroboration:
+                clock: str = "cuda-events", flush_us: float = 0.0,
+                quiet_overhead_us: float | None = None) -> Corroboration:
     """Check the candidate's claimed blocks against the judge's clock, using the baseline's blocks
     (timed by the judge itself with the same loop) for what the loop itself costs, and `flush_us` (the
-    judge's own flush, timed apart) for the part of it that is fixed work."""
+    judge's own flush, timed apart) for the part of it that is fixed work. `quiet_overhead_us`: the judge's
+    quietest loop on the same work before (`QuietLoops`), against which a slowed loop of its own is read."""
     trials = sum(len(b.times_us) for b in candidate)
     claimed = sum(sum(b.times_us) for b in candidate)
     waited = sum(b.waited_us for b in candidate)
@@ -141,11 +143,60 @@ def corroborate(candidate: list[Block], baseline: list[Block], round_trip_us: fl
     over = unexplained > allowed
     if over and not busy and clock == "perf-counter":
         busy = _own_loop_explains(candidate, base_overhead, unexplained - allowed)
-    return Corroboration(ok=not over and decided, claimed_us=per_trial_claim,
+    slowed = "" if over or clock != "perf-counter" else _judge_slowed(
+        unexplained, allowed, base_overhead, quiet_overhead_us, overhead_share)
+    return Corroboration(ok=not over and decided and not slowed, claimed_us=per_trial_claim,
                          clock_us=elapsed / trials, baseline_overhead_us=base_overhead, unexplained_us=unexplained,
-                         allowed_us=allowed, decided=decided and not (over and busy), waited_us=waited / trials,
-                         median_block=len(candidate) >= MEDIAN_FROM_BLOCKS, flush_us=flush,
-                         busy=busy if over else "")
+                         allowed_us=allowed, decided=decided and not (over and busy) and not slowed,
+                         waited_us=waited / trials, median_block=len(candidate) >= MEDIAN_FROM_BLOCKS, flush_us=flush,
+                         busy=busy if over else slowed)
+
+
+JUDGE_SLOWER_SHARE = 0.2  # the judge's own loop this much slower than its quietest on the same work: slowed
+JUDGE_SLOWER_US = 50.0  # and at least this many µs a trial (a fast loop's scheduling noise is not a slowdown)
+
+
+def _judge_slowed(unexplained: float, allowed: float, base_overhead: float, quiet: float | None,
+                  share: float) -> str:
+    """Why a claim that passed against the judge's loop is not proof (empty: it is): the candidate's overhead is
+    read against the judge's own loop, so a loop of the judge's slowed evenly by something outside both jobs (a
+    kernel worker at 100 % of a core once let 1-1.5 ms of hidden work a trial pass at 3.3×) would hide that much.
+    Read against the judge's quietest loop on the same work the claim must still pass; if it does not, no speed
+    is credited (the busy machine's rule: the candidate cannot make the judge faster, so it gains nothing)."""
+    if quiet is None or quiet <= 0:
+        return ""
+    slower = base_overhead - quiet
+    if slower <= max(JUDGE_SLOWER_SHARE * quiet, JUDGE_SLOWER_US):
+        return ""
+    at_quiet, allowed_quiet = unexplained + slower, allowed - share * slower
+    if at_quiet <= allowed_quiet:
+        return ""
+    return (f"the judge's own loop took {base_overhead:.0f} µs a trial, {slower:.0f} more than its quietest on this "
+            f"work ({quiet:.0f}); against that, {at_quiet:.0f} µs a trial would be unexplained "
+            f"({allowed_quiet:.0f} allowed)")
+
+
+class QuietLoops:
+    """The judge's quietest loop overhead a trial per piece of work (problem, configuration, clock), over the
+    candidates this judge has timed: what `corroborate` reads a slowed loop of its own against."""
+
+    KEPT = 512
+
+    def __init__(self) -> None:
+        self.floors: dict[tuple, float] = {}
+
+    def quietest(self, key: tuple) -> float | None:
+        return self.floors.get(key)
+
+    def saw(self, key: tuple, overhead_us: float) -> None:
+        if overhead_us <= 0:
+            return
+        self.floors[key] = min(overhead_us, self.floors.get(key, overhead_us))
+        while len(self.floors) > self.KEPT:
+            self.floors.pop(next(iter(self.floors)))
+
+
+QUIET_LOOPS = QuietLoops()  # one judge process, many candidates: kept for its life
 
 
 BUSY_WAIT_SHARE = 0.05  # of a side's clock spent waiting for a core its own job did not use

@@ -396,12 +396,14 @@ class TorchJudge:
         candidate_blocks, baseline_blocks = clock.alternate_blocks(plan, candidate, baseline, policy.min_trials,
                                                                    policy.target_ci)
         reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
-        verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us,
-                                    "cuda-events" if self.cuda else "perf-counter", flush_us)
+        clock_name = "cuda-events" if self.cuda else "perf-counter"
+        work = ("pytorch", self.reference.key, spec.name, repr(sorted(spec.params.items())), clock_name)
+        verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us, clock_name, flush_us,
+                                    clock.QUIET_LOOPS.quietest(work))
+        clock.QUIET_LOOPS.saw(work, verdict.baseline_overhead_us)
         detail = verdict.detail if headline else f"on {spec.name!r}: {verdict.detail}"
         clock.settle(self.state, verdict, detail)
         result = next(c for c in self.state.configs if c.name == spec.name)
-        clock_name = "cuda-events" if self.cuda else "perf-counter"
         result.candidate = TimingStats.from_samples([t for b in candidate_blocks for t in b.times_us], clock_name,
                                                     wall_us=verdict.clock_us, unexplained_us=verdict.unexplained_us)
         result.baselines = {}
