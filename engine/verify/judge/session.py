@@ -203,6 +203,12 @@ class RunnerSession:
             return False
         try:
             token = region.probe()
+        except RuntimeError as exc:
+            region.close()
+            self.device_cache = None
+            self.notes.append(f"outputs through host memory: the GPU region could not be written ({exc})")
+            return False
+        try:
             self.request("region", size=region.size, where="device", fds=(region.fd,))
         except CandidateError as exc:
             region.close()
@@ -221,12 +227,16 @@ class RunnerSession:
         self.region = region
         return True
 
+    def _cache_of(self, region) -> RegionCache | None:
+        """The judge's cache a region of this kind goes back to (None: it is closed instead)."""
+        return self.device_cache if region.kind == "device" else self.cache
+
     def give_back_region(self, at_end: bool = False) -> None:
         """Close this job's region, or at the job's end hand it back to the judge's cache (which lends it
         again only after this runner has ended)."""
         if self.region is None:
             return
-        cache = self.device_cache if getattr(self.region, "kind", "host") == "device" else self.cache
+        cache = self._cache_of(self.region)
         if at_end and cache is not None:
             cache.release(self.region, self.channel)
         else:
@@ -251,8 +261,7 @@ class RunnerSession:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.channel.send({"op": "bye"})
-        cache = self.device_cache if getattr(self.region, "kind", "host") == "device" else self.cache
-        if self.region is not None and cache is not None:
+        if self.region is not None and self._cache_of(self.region) is not None:
             self.give_back_region(at_end=True)  # the cache closes the channel once the runner has ended
             return
         self.channel.close()
