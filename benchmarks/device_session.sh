@@ -28,6 +28,7 @@
 #        ncucost:SLUG/IMPL,...  benchmarks/ncu_metric_cost.py: profile time per metric group
 #        repeat:SLUG/IMPL       benchmarks/verifier_repeat.py: REPEAT_TIMES (8) verifications, ncu between
 #        throughput[:DIR]       benchmarks/verifier_throughput.py (NATIVE, INLINE candidates), of DIR if given
+#                               (THROUGHPUT_AGAINST=DIR: then DIR's run on the same card, and the ratio)
 #        pinning                benchmarks/region_pinning.py: page-locking the shared region, its cost and gain
 #        steps                  benchmarks/timing_step_costs.py: what each untimed step around a timed call costs
 #        placement              benchmarks/atomic_placement.py: histogram/naive with its bins at other offsets
@@ -134,6 +135,7 @@ step_throughput() {
   local tree=${1:-.}
   ( cd "$tree" && PYTHONPATH=$PWD:/tmp/site timeout "$(cap ${THROUGHPUT_CAP:-240})" python3 \
     benchmarks/verifier_throughput.py --native ${NATIVE:-40} --inline ${INLINE:-1} \
+    ${THROUGHPUT_AGAINST:+--against "$THROUGHPUT_AGAINST"} \
     --out $OUT/throughput-$(basename "$(realpath "$tree")").json ) >> $OUT/benchmarks.log 2>&1
   note "throughput ${tree}: exit $?, $(grep '^native:' $OUT/benchmarks.log | tail -1 | cut -c1-400)"
 }

@@ -214,11 +214,33 @@ def ncu_agreement(problem, source: str, ours_us: float, workdir: Path) -> dict:
             "relative_difference": abs(ours_us - ncu_us) / ncu_us}
 
 
+def against(tree: Path, args, per_minute: float) -> dict:
+    """The same benchmark run by another tree in a process of its own, after this one's pool has closed: the
+    baseline of this run's throughput, on the same card in the same call."""
+    import subprocess
+
+    out = Path(tempfile.mkdtemp(prefix="throughput-against-")) / "against.json"
+    others = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p).resolve() != REPO]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree.resolve()), *others])}
+    done = subprocess.run([sys.executable, "benchmarks/verifier_throughput.py", "--native", str(args.native),
+                           "--inline", "0", "--energy", str(args.energy), "--out", str(out)], cwd=tree, env=env,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not out.exists():
+        return {"tree": str(tree), "error": (done.stdout + done.stderr)[-2000:]}
+    theirs = json.loads(out.read_text())["native"]
+    return {"tree": str(tree), "per_minute": theirs["per_minute"], "this_per_minute": per_minute,
+            "ratio": per_minute / theirs["per_minute"] if theirs["per_minute"] else None,
+            "stage_seconds_median": theirs.get("stage_seconds_median")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--native", type=int, default=40, help="native (CuPy) candidates")
     parser.add_argument("--inline", type=int, default=2, help="load_inline candidates (about a minute each)")
     parser.add_argument("--out", type=Path, default=None, help="JSON results (default: $OUT or ./)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another tree (an export of an earlier commit): its benchmark is run after this one, "
+                             "on the same card, and the ratio of the two throughputs printed")
     parser.add_argument("--energy", type=float, default=0.0,
                         help="NVML seconds per side after timing (0: off, as in the figures measured before energy "
                              "joined verification; a run's default adds 2 s per correct candidate)")
@@ -270,6 +292,9 @@ def main() -> int:
     report["targets"] = targets
     for name, ok in targets.items():
         print(f"  {'PASS' if ok else ('n/a ' if ok is None else 'FAIL')}  {name}")
+    if args.against is not None:
+        report["against"] = against(args.against, args, report["native"]["per_minute"])
+        print("against:", json.dumps(report["against"]), flush=True)
     out = args.out or Path(os.environ.get("OUT", ".")) / "verifier_throughput.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1))
