@@ -98,7 +98,11 @@ def test_cuda_compile_error_is_reported_without_a_gpu(verifier, scale):
 
 def test_an_implausible_speedup_is_re_measured_in_a_fresh_process_and_flagged(verifier, scale):
     strict = Verifier(pool=verifier.pool, options=replace(FAST, suspicious_speedup=1e-6), settings=verifier.settings)
-    result = strict.evaluate(scale, scale.implementation("cpu-naive").source, "c")
+    for _ in range(3):  # a machine the judge saw busy credits no speed (so nothing to re-measure): time it again
+        result = strict.evaluate(scale, scale.implementation("cpu-naive").source, "c")
+        if result.speedup is not None:
+            break
+    assert result.speedup is not None, [n for n in result.notes if "no speed credited" in n]
     assert result.verdict == Verdict.CORRECT and result.flagged and "fresh process" in result.flag_reason
 
 
