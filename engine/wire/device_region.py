@@ -24,6 +24,7 @@ import contextlib
 import ctypes
 import functools
 import os
+import random
 
 import torch
 
@@ -93,6 +94,15 @@ def _check(result: int, call: str) -> None:
         raise DeviceRegionUnavailable(f"{call} failed with CUDA driver error {result}")
 
 
+def _current_context() -> int:
+    """The current GPU, with its primary context made current on this thread (the driver's calls need one;
+    torch creates it lazily, at the first work on the device)."""
+    torch.cuda.init()
+    device = torch.cuda.current_device()
+    torch.cuda.synchronize(device)
+    return device
+
+
 def _prop(device: int) -> _Prop:
     prop = _Prop()
     prop.type, prop.requestedHandleTypes = _PINNED, _POSIX_FD
@@ -139,8 +149,7 @@ class DeviceRegion:
     @classmethod
     def create(cls, size: int, pin: bool = True) -> DeviceRegion:  # noqa: ARG003 - `pin`: SharedRegion's signature
         """A new region of at least `size` bytes on the current GPU, with a descriptor to send the runner."""
-        torch.cuda.init()
-        device = torch.cuda.current_device()
+        device = _current_context()
         lib = _driver()
         prop = _prop(device)
         granularity = ctypes.c_size_t()
@@ -166,8 +175,7 @@ class DeviceRegion:
         """The judge's region, from the descriptor it sent, mapped on this process's GPU."""
         if size <= 0:
             raise ValueError("a device region has no size")
-        torch.cuda.init()
-        device = torch.cuda.current_device()
+        device = _current_context()
         lib = _driver()
         handle = ctypes.c_ulonglong()
         _check(lib.cuMemImportFromShareableHandle(ctypes.byref(handle), ctypes.c_void_p(fd), _POSIX_FD),
@@ -181,7 +189,9 @@ class DeviceRegion:
     def probe(self) -> torch.Tensor:
         """Random bytes at the region's start, for the runner to echo (`echo`): the judge's proof that the
         runner's mapping and its own are the same memory, both ways, before any output goes through it."""
-        token = torch.randint(0, 256, (PROBE_BYTES,), dtype=torch.uint8, device=self.bytes.device)
+        generator = torch.Generator(device=self.bytes.device).manual_seed(random.SystemRandom().randrange(2**62))
+        token = torch.randint(0, 256, (PROBE_BYTES,), dtype=torch.uint8, device=self.bytes.device,
+                              generator=generator)  # its own generator: the judge's seeded draws stay as they were
         self.bytes[:PROBE_BYTES].copy_(token)
         self.bytes[PROBE_BYTES:2 * PROBE_BYTES].zero_()
         torch.cuda.synchronize(self.device)
