@@ -28,7 +28,7 @@ import random
 
 import torch
 
-from engine.wire.shared import DTYPES, TensorSlot
+from engine.wire.shared import RegionBytes, TensorSlot
 
 _PINNED = 1  # CU_MEM_ALLOCATION_TYPE_PINNED
 _POSIX_FD = 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
@@ -118,8 +118,9 @@ class _Bytes:
                                          "version": 3, "strides": None, "stream": None}
 
 
-class DeviceRegion:
-    """One exportable allocation on one GPU, mapped into this process; the same interface as `SharedRegion`."""
+class DeviceRegion(RegionBytes):
+    """One exportable allocation on one GPU, mapped into this process; the same interface as `SharedRegion`
+    (slots viewed and filled as `RegionBytes` does, every copy finished before the other process looks)."""
 
     kind = "device"
 
@@ -194,39 +195,27 @@ class DeviceRegion:
                               generator=generator)  # its own generator: the judge's seeded draws stay as they were
         self.bytes[:PROBE_BYTES].copy_(token)
         self.bytes[PROBE_BYTES:2 * PROBE_BYTES].zero_()
-        torch.cuda.synchronize(self.device)
+        self.settle()
         return token
 
     def echo(self) -> None:
         """The runner's side of `probe`: the bytes it sees at the start, reversed, written just after them."""
         self.bytes[PROBE_BYTES:2 * PROBE_BYTES].copy_(self.bytes[:PROBE_BYTES].flip(0))
-        torch.cuda.synchronize(self.device)
+        self.settle()
 
     def echoed(self, token: torch.Tensor) -> bool:
         """Whether the runner's echo of `probe`'s token came back."""
         return bool(torch.equal(self.bytes[PROBE_BYTES:2 * PROBE_BYTES], token.flip(0)))
 
-    def view(self, slot: TensorSlot) -> torch.Tensor:
-        """The bytes of `slot` as a tensor on the GPU (no copy); raises ValueError if it does not fit."""
-        end = slot.offset + slot.nbytes
-        if slot.offset < 0 or end > self.size:
-            raise ValueError(f"tensor of {slot.nbytes} bytes at {slot.offset} does not fit a region of {self.size}")
-        return self.bytes[slot.offset:end].view(DTYPES[slot.dtype]).view(slot.shape)
-
-    def put(self, offset: int, tensor: torch.Tensor) -> TensorSlot:
-        """Copy `tensor` (any device) into the region at `offset`, finished before this returns."""
-        from engine.wire.shared import dtype_name
-
-        slot = TensorSlot(offset, dtype_name(tensor.dtype), list(tensor.shape))
-        self.view(slot).copy_(tensor.detach().reshape(slot.shape))
+    def settle(self) -> None:
+        """GPU copies run on the stream: wait for them, so the other process sees them when it is told."""
         torch.cuda.synchronize(self.device)
-        return slot
 
     def take(self, slot: TensorSlot, device: str) -> torch.Tensor:
         """A private copy of the tensor in `slot` on `device`, finished before this returns (the runner may
         write the region again as soon as the judge sends its next request)."""
         copy = self.view(slot).to(device, copy=True) if device != "cpu" else self.view(slot).cpu()
-        torch.cuda.synchronize(self.device)
+        self.settle()
         return copy
 
     def zero(self) -> None:
@@ -239,7 +228,7 @@ class DeviceRegion:
         """Erase the last runner's bytes, if any, on the judge's own thread before the region is lent again."""
         if self.stale:
             self.bytes.zero_()
-            torch.cuda.synchronize(self.device)
+            self.settle()
             self.stale = False
 
     def close(self) -> None:
