@@ -76,5 +76,6 @@ def chunk_sums(value: torch.Tensor, per: int) -> torch.Tensor | None:
 
 
 def warm() -> bool:
-    """Compile the kernel now (the runner's warm-up): True where it will be used."""
+    """Compile the kernel now: True where it can be used (`chunks.fused_agrees`, which the runner and the judge
+    call as they start, compiles it and tries it against the torch passes)."""
     return _kernel() is not None

@@ -268,9 +268,7 @@ class CJudge:
         reference_blocks = next(iter(baseline_blocks[n] for n in same_clock), [])
         clock_name = "cuda-events" if self.cuda else "perf-counter"
         work = ("c", self.reference_digest, self.job.entry, spec.name, repr(sorted(spec.params.items())), clock_name)
-        verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us, clock_name, flush_us,
-                                    clock.QUIET_LOOPS.quietest(work))
-        clock.QUIET_LOOPS.saw(work, verdict.baseline_overhead_us)
+        verdict = clock.corroborate_work(work, candidate_blocks, reference_blocks, rtt_us, clock_name, flush_us)
         clock.settle(self.state, verdict, verdict.detail)
         result = next(c for c in self.state.configs if c.name == spec.name)
         result.candidate = TimingStats.from_samples([t for b in candidate_blocks for t in b.times_us], clock_name,

@@ -199,6 +199,15 @@ class QuietLoops:
 QUIET_LOOPS = QuietLoops()  # one judge process, many candidates: kept for its life
 
 
+def corroborate_work(work: tuple, candidate: list[Block], baseline: list[Block], round_trip_us: float,
+                     clock: str, flush_us: float) -> Corroboration:
+    """`corroborate` against the judge's quietest loop on this piece of `work` so far, which this timing's own
+    loop then joins (`QuietLoops`): what both judges call at the end of a timing."""
+    verdict = corroborate(candidate, baseline, round_trip_us, clock, flush_us, QUIET_LOOPS.quietest(work))
+    QUIET_LOOPS.saw(work, verdict.baseline_overhead_us)
+    return verdict
+
+
 BUSY_WAIT_SHARE = 0.05  # of a side's clock spent waiting for a core its own job did not use
 BUSY_SPREAD_SHARE = 0.1  # of the judge's own loop: how far its blocks' overhead may spread on a quiet machine
 BUSY_STALL_SHARE = 0.1  # of a side's clock in which some task outside its job waited for a core (the kernel's

@@ -198,34 +198,30 @@ class RunnerSession:
         try:
             region = self.device_cache.acquire(size, True)
         except (DeviceRegionUnavailable, RuntimeError, OSError) as exc:  # RuntimeError: CUDA out of memory
-            self.device_cache = None
-            self.notes.append(f"outputs through host memory: no GPU region here ({exc})")
-            return False
+            return self._host_instead(None, f"no GPU region here ({exc})")
         try:
             token = region.probe()
         except RuntimeError as exc:
-            region.close()
-            self.device_cache = None
-            self.notes.append(f"outputs through host memory: the GPU region could not be written ({exc})")
-            return False
+            return self._host_instead(region, f"the GPU region could not be written ({exc})")
         try:
             self.request("region", size=region.size, where="device", fds=(region.fd,))
         except CandidateError as exc:
-            region.close()
-            self.device_cache = None
-            self.notes.append(f"outputs through host memory: the runner could not map the GPU region ({exc})")
-            return False
+            return self._host_instead(region, f"the runner could not map the GPU region ({exc})")
         except BaseException:
             region.close()
             raise
         if not region.echoed(token):
-            region.close()
-            self.device_cache = None
-            self.notes.append("outputs through host memory: the runner's mapping of the GPU region did not echo "
-                              "the judge's token")
-            return False
+            return self._host_instead(region, "the runner's mapping of the GPU region did not echo the judge's token")
         self.region = region
         return True
+
+    def _host_instead(self, region, why: str) -> bool:
+        """No GPU region for this job: close the one tried (if any), note why, and let the host region serve."""
+        if region is not None:
+            region.close()
+        self.device_cache = None
+        self.notes.append(f"outputs through host memory: {why}")
+        return False
 
     def _cache_of(self, region) -> RegionCache | None:
         """The judge's cache a region of this kind goes back to (None: it is closed instead)."""

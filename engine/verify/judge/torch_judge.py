@@ -398,9 +398,7 @@ class TorchJudge:
         reference_blocks = baseline_blocks.get("eager") or next(iter(baseline_blocks.values()), [])
         clock_name = "cuda-events" if self.cuda else "perf-counter"
         work = ("pytorch", self.reference.key, spec.name, repr(sorted(spec.params.items())), clock_name)
-        verdict = clock.corroborate(candidate_blocks, reference_blocks, rtt_us, clock_name, flush_us,
-                                    clock.QUIET_LOOPS.quietest(work))
-        clock.QUIET_LOOPS.saw(work, verdict.baseline_overhead_us)
+        verdict = clock.corroborate_work(work, candidate_blocks, reference_blocks, rtt_us, clock_name, flush_us)
         detail = verdict.detail if headline else f"on {spec.name!r}: {verdict.detail}"
         clock.settle(self.state, verdict, detail)
         result = next(c for c in self.state.configs if c.name == spec.name)
