@@ -28,7 +28,7 @@ import random
 
 import torch
 
-from engine.wire.shared import RegionBytes, TensorSlot
+from engine.wire.shared import DTYPES, TensorSlot
 
 _PINNED = 1  # CU_MEM_ALLOCATION_TYPE_PINNED
 _POSIX_FD = 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
@@ -118,9 +118,8 @@ class _Bytes:
                                          "version": 3, "strides": None, "stream": None}
 
 
-class DeviceRegion(RegionBytes):
-    """One exportable allocation on one GPU, mapped into this process; the same interface as `SharedRegion`
-    (slots viewed and filled as `RegionBytes` does, every copy finished before the other process looks)."""
+class DeviceRegion:
+    """One exportable allocation on one GPU, mapped into this process; the same interface as `SharedRegion`."""
 
     kind = "device"
 
@@ -195,27 +194,39 @@ class DeviceRegion(RegionBytes):
                               generator=generator)  # its own generator: the judge's seeded draws stay as they were
         self.bytes[:PROBE_BYTES].copy_(token)
         self.bytes[PROBE_BYTES:2 * PROBE_BYTES].zero_()
-        self.settle()
+        torch.cuda.synchronize(self.device)
         return token
 
     def echo(self) -> None:
         """The runner's side of `probe`: the bytes it sees at the start, reversed, written just after them."""
         self.bytes[PROBE_BYTES:2 * PROBE_BYTES].copy_(self.bytes[:PROBE_BYTES].flip(0))
-        self.settle()
+        torch.cuda.synchronize(self.device)
 
     def echoed(self, token: torch.Tensor) -> bool:
         """Whether the runner's echo of `probe`'s token came back."""
         return bool(torch.equal(self.bytes[PROBE_BYTES:2 * PROBE_BYTES], token.flip(0)))
 
-    def settle(self) -> None:
-        """GPU copies run on the stream: wait for them, so the other process sees them when it is told."""
+    def view(self, slot: TensorSlot) -> torch.Tensor:
+        """The bytes of `slot` as a tensor on the GPU (no copy); raises ValueError if it does not fit."""
+        end = slot.offset + slot.nbytes
+        if slot.offset < 0 or end > self.size:
+            raise ValueError(f"tensor of {slot.nbytes} bytes at {slot.offset} does not fit a region of {self.size}")
+        return self.bytes[slot.offset:end].view(DTYPES[slot.dtype]).view(slot.shape)
+
+    def put(self, offset: int, tensor: torch.Tensor) -> TensorSlot:
+        """Copy `tensor` (any device) into the region at `offset`, finished before this returns."""
+        from engine.wire.shared import dtype_name
+
+        slot = TensorSlot(offset, dtype_name(tensor.dtype), list(tensor.shape))
+        self.view(slot).copy_(tensor.detach().reshape(slot.shape))
         torch.cuda.synchronize(self.device)
+        return slot
 
     def take(self, slot: TensorSlot, device: str) -> torch.Tensor:
         """A private copy of the tensor in `slot` on `device`, finished before this returns (the runner may
         write the region again as soon as the judge sends its next request)."""
         copy = self.view(slot).to(device, copy=True) if device != "cpu" else self.view(slot).cpu()
-        self.settle()
+        torch.cuda.synchronize(self.device)
         return copy
 
     def zero(self) -> None:
@@ -228,7 +239,7 @@ class DeviceRegion(RegionBytes):
         """Erase the last runner's bytes, if any, on the judge's own thread before the region is lent again."""
         if self.stale:
             self.bytes.zero_()
-            self.settle()
+            torch.cuda.synchronize(self.device)
             self.stale = False
 
     def close(self) -> None:

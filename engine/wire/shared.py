@@ -64,33 +64,7 @@ class TensorSlot:
         return cls(int(data["offset"]), data["dtype"], shape)
 
 
-class RegionBytes:
-    """What both kinds of region do with their bytes (`self.bytes`, `self.size`): slots viewed and filled in
-    place. A region whose copies run asynchronously finishes them in `settle`, before the peer may look."""
-
-    bytes: torch.Tensor
-    size: int
-
-    def view(self, slot: TensorSlot) -> torch.Tensor:
-        """The bytes of `slot` as a tensor (no copy); raises ValueError if it does not fit the region."""
-        end = slot.offset + slot.nbytes
-        if slot.offset < 0 or end > self.size:
-            raise ValueError(f"tensor of {slot.nbytes} bytes at {slot.offset} does not fit a region of {self.size}")
-        dtype = DTYPES[slot.dtype]
-        return self.bytes[slot.offset:end].view(dtype).view(slot.shape)
-
-    def put(self, offset: int, tensor: torch.Tensor) -> TensorSlot:
-        """Copy `tensor` (any device) into the region at `offset`, finished before this returns; its slot."""
-        slot = TensorSlot(offset, dtype_name(tensor.dtype), list(tensor.shape))
-        self.view(slot).copy_(tensor.detach().reshape(slot.shape), non_blocking=False)
-        self.settle()
-        return slot
-
-    def settle(self) -> None:
-        """Wait for this side's copies into or out of the region (host copies are already done)."""
-
-
-class SharedRegion(RegionBytes):
+class SharedRegion:
     kind = "host"
 
     def __init__(self, fd: int, size: int, pin: bool) -> None:
@@ -131,6 +105,21 @@ class SharedRegion(RegionBytes):
         if os.fstat(fd).st_size < size:
             raise ValueError("the shared region is smaller than announced")
         return cls(fd, size, pin)
+
+    def view(self, slot: TensorSlot) -> torch.Tensor:
+        """The bytes of `slot` as a tensor (no copy); raises ValueError if it does not fit the region."""
+        end = slot.offset + slot.nbytes
+        if slot.offset < 0 or end > self.size:
+            raise ValueError(f"tensor of {slot.nbytes} bytes at {slot.offset} does not fit a region of {self.size}")
+        dtype = DTYPES[slot.dtype]
+        return self.bytes[slot.offset:end].view(dtype).view(slot.shape)
+
+    def put(self, offset: int, tensor: torch.Tensor) -> TensorSlot:
+        """Copy `tensor` (any device) into the region at `offset`; returns its slot."""
+        slot = TensorSlot(offset, dtype_name(tensor.dtype), list(tensor.shape))
+        target = self.view(slot)
+        target.copy_(tensor.detach().reshape(slot.shape), non_blocking=False)
+        return slot
 
     def take(self, slot: TensorSlot, device: str) -> torch.Tensor:
         """A private copy of the tensor in `slot` on `device` (the peer may rewrite the region afterwards)."""
