@@ -374,15 +374,19 @@ class Slot:
         if runner is None:
             return JobOutcome("start_failed", detail="; ".join(failures)[-4000:])
         try:
-            waited = time.monotonic() - started
+            phases = {"runner_wait": time.monotonic() - started}  # the slot's own steps around the judge's job
+            mark = time.monotonic()
             cores, exclusive = self.place(runner)
             watch = HostWatch([self.judge.job.pid, runner.job.pid], cores, exclusive, self.setup,
                               {spare.job.pid: "warming runner" for spare in self.spares if spare.job},
                               reach=runner.job.cpus)
+            phases["slot.setup"], mark = time.monotonic() - mark, time.monotonic()
             outcome = self._judge(job, blobs, runner, hello, started, timeout_s, watch)
+            phases["slot.judge"], mark = time.monotonic() - mark, time.monotonic()
             outcome.host = watch.finish()
+            phases["slot.finish"] = time.monotonic() - mark
             if outcome.result is not None:
-                outcome.result.stage_seconds["runner_wait"] = round(waited, 4)
+                outcome.result.stage_seconds.update({name: round(s, 4) for name, s in phases.items()})
             return outcome
         finally:
             self.retire(runner)

@@ -56,6 +56,7 @@ class CJudge:
         self.device = "cuda" if job.flavor == "cuda-library" and job.device == "cuda" else "cpu"
         self.cuda = self.device == "cuda"
         self.state = JobState()
+        runner.stage = self.state.stage
         self.findings = self.state.findings
         self.libraries = libraries
         self.inputs_path: str | None = None

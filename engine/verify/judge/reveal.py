@@ -115,7 +115,8 @@ class Reveals:
             return
         positions = sorted(self.random.sample(range(count), self.per(count)))
         picks = [self.picks() for _ in positions]
-        reply = self.runner.request("reveal", stage=stage, positions=positions, chunks=picks)
+        with self.runner.stage("reveal.request"):
+            reply = self.runner.request("reveal", stage=stage, positions=positions, chunks=picks)
         if len(reply.calls) != len(positions):
             raise RunnerMisbehaved(stage, "the outputs of the timed calls the judge chose did not come back")
         for position, chosen, outputs in zip(positions, picks, reply.calls, strict=True):
@@ -132,14 +133,18 @@ class Reveals:
         wrong = self.unlike(outputs, stage, call)
         if wrong:
             return self.failed(f"during {stage}: timed call {call}, chosen after its block ran: {wrong}")
-        got = self.taken(outputs, chosen, stage, call)
-        changed = self.changed_chunk(outputs, chosen, got)
+        with self.runner.stage("reveal.take"):
+            got = self.taken(outputs, chosen, stage, call)
+            changed = self.changed_chunk(outputs, chosen, got)
         if changed is not None:
             index, chunk = changed
             return self.failed(f"during {stage}: chunk {chunk} of {self.like[index].label} of timed call {call} is "
                                "not the one its process committed to when the block ended (changed once the judge "
                                "had chosen it)")
-        verdict = self.compared(got, chosen, answer(call))
+        with self.runner.stage("reveal.answer"):
+            expected = answer(call)
+        with self.runner.stage("reveal.compare"):
+            verdict = self.compared(got, chosen, expected)
         self.checked += 1
         if not verdict.ok:
             return self.failed(f"during {stage}: timed call {call}, chosen after its block ran: {verdict.message}")

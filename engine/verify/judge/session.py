@@ -145,6 +145,8 @@ class RunnerSession:
     meter: Meter | None = None  # the runner's kernel accounting, where the pool could open it
     kept_back: dict[str, dict] = field(default_factory=dict)  # hidden configurations: sent with their first request
     notes: list[str] = field(default_factory=list)  # what the judge's own side of the job had to say (its notes)
+    stage: Callable[[str], contextlib.AbstractContextManager] = lambda _name: contextlib.nullcontext()  # the
+    # harness's stage timer (`JobState.stage`): the region's steps are timed as stages of their own
 
     def request(self, op: str, stage: str | None = None, fds: tuple[int, ...] = (), **fields) -> Reply:
         """Send one request and return its reply decoded (`wire.replies.REPLIES[op]`); raises RunnerLost,
@@ -187,8 +189,11 @@ class RunnerSession:
         if on_device and self.device == "cuda" and self.device_cache is not None and self._device_region(size):
             return
         pin = self.device == "cuda"
-        self.region = self.cache.acquire(size, pin) if self.cache is not None else SharedRegion.create(size, pin=pin)
-        self.request("region", size=self.region.size, fds=(self.region.fd,))
+        with self.stage("region.acquire"):
+            self.region = (self.cache.acquire(size, pin) if self.cache is not None
+                           else SharedRegion.create(size, pin=pin))
+        with self.stage("region.lend"):
+            self.request("region", size=self.region.size, fds=(self.region.fd,))
 
     def _device_region(self, size: int) -> bool:
         """Lend the runner a GPU region; False (and the host region serves) where the driver or the runner's
@@ -196,15 +201,18 @@ class RunnerSession:
         from engine.wire.device_region import DeviceRegionUnavailable
 
         try:
-            region = self.device_cache.acquire(size, True)
+            with self.stage("region.acquire"):
+                region = self.device_cache.acquire(size, True)
         except (DeviceRegionUnavailable, RuntimeError, OSError) as exc:  # RuntimeError: CUDA out of memory
             return self._host_instead(None, f"no GPU region here ({exc})")
         try:
-            token = region.probe()
+            with self.stage("region.probe"):
+                token = region.probe()
         except RuntimeError as exc:
             return self._host_instead(region, f"the GPU region could not be written ({exc})")
         try:
-            self.request("region", size=region.size, where="device", fds=(region.fd,))
+            with self.stage("region.lend"):
+                self.request("region", size=region.size, where="device", fds=(region.fd,))
         except CandidateError as exc:
             return self._host_instead(region, f"the runner could not map the GPU region ({exc})")
         except BaseException:
