@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from engine.schema.verdict import EvaluationResult
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.pool import PoolConfig, WorkerPool
@@ -39,3 +41,29 @@ def gpu_verifier(tmp_path_factory, options: VerifyOptions, timeout_s: float = 60
     with verifier_in_fresh_home(tmp_path_factory.mktemp("home"), options, pool_timeout_s=timeout_s,
                                 require_gpu=True) as verifier:
         yield verifier
+
+
+BUSY_MACHINE_WORDS = ("quietest on this work", "for a core", "every core taken", "unsteady", "own untimed steps")
+
+
+def timed_until_credited(evaluate: Callable[[], EvaluationResult], tries: int = 3) -> EvaluationResult:
+    """`evaluate()` again (up to `tries` times) while the judge credits no speed. On a CPU machine shared with
+    other test workers the judge often sees its clock disturbed and withholds the speed: its due, not a reject."""
+    result = evaluate()
+    for _ in range(tries - 1):
+        if result.speedup is not None:
+            break
+        time.sleep(1.0)  # the other worker's load comes and goes
+        result = evaluate()
+    return result
+
+
+def require_speed(result: EvaluationResult) -> None:
+    """Fail unless a speed was credited; where the judge withheld it for a machine it saw busy (every try of
+    `timed_until_credited`), say so as an expected failure instead: a busy machine is not what these tests test."""
+    if result.speedup is not None:
+        return
+    reasons = [n for n in result.notes if "no speed credited" in n]
+    if reasons and all(any(word in n for word in BUSY_MACHINE_WORDS) for n in reasons):
+        pytest.xfail(f"the judge saw the machine busy and credited no speed: {reasons[0][:300]}")
+    pytest.fail(f"no speed credited: {reasons or result.message}")
