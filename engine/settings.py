@@ -92,9 +92,10 @@ class Settings(BaseSettings):
                                     "for timing_min_seconds always.")
     timing_max_trials: int = Field(default=1000, ge=3, description="Timed calls at most, per side.")
     verify_gpu_region: bool = Field(
-        default=False, description="A PyTorch candidate's outputs reach the judge through GPU memory the judge "
-                                   "exports to the runner (device to device), instead of through host memory; the "
-                                   "host region serves wherever the driver or the sandbox refuses it.")
+        default=True, description="A PyTorch candidate's outputs reach the judge through GPU memory the judge "
+                                  "exports to the runner (device to device), instead of through host memory; the "
+                                  "host region serves wherever the driver or the sandbox refuses it (said in the "
+                                  "result's notes). Off: host memory always.")
     suspicious_speedup: float = Field(
         default=10.0, gt=1.0, description="A speedup above this is re-measured in a fresh process and flagged for a "
                                           "person's review (no speed reward, no dataset until cleared).")

@@ -196,20 +196,23 @@ class JobCgroup:
                 members |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
         return members
 
-    def kill_all(self) -> None:
-        """SIGKILL every member until none is left (a fork racing the sweep is caught next round)."""
+    def kill_all(self, wait: bool = True) -> None:
+        """SIGKILL every member until none is left (a fork racing the sweep is caught next round); `wait=False`:
+        one round, not waiting for the members to be gone (a process with a CUDA context takes a tenth of a
+        second or more to exit after its kill, in the driver: it runs none of its own code meanwhile)."""
         kill_file = self.folders[0] / "cgroup.kill"
         if self.version == "v2" and kill_file.exists():
             with contextlib.suppress(OSError):
                 kill_file.write_text("1")
-        for _ in range(KILL_ROUNDS):
+        for _ in range(KILL_ROUNDS if wait else 1):
             members = self.pids()
             if not members:
                 return
             for pid in members:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            time.sleep(0.01)
+            if wait:
+                time.sleep(0.01)
 
     def memory_limit_hit(self) -> bool:
         """Whether the job ran into its memory limit (the kernel's OOM killer or a failed charge)."""

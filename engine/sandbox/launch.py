@@ -262,8 +262,9 @@ class SandboxProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGCONT)
 
-    def kill(self) -> None:
-        """Kill the namespace's first process (so every process in it), the launcher, and the cgroup."""
+    def kill(self, wait: bool = True) -> None:
+        """Kill the namespace's first process (so every process in it), the launcher, and the cgroup; `wait`:
+        until the cgroup is empty (`close` always waits)."""
         init = self._read_init_pid(0.2)
         if init is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -274,7 +275,7 @@ class SandboxProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 self.popen.kill()
         if self.cgroup is not None:
-            self.cgroup.kill_all()
+            self.cgroup.kill_all(wait)
 
     def exit_detail(self) -> str:
         code = self.popen.returncode
