@@ -312,6 +312,8 @@ class Slot:
         self.info: WorkerInfo | None = None
         self.retiring: list[threading.Thread] = []
         self.teardown_seconds: list[float] = []  # each used runner's tear-down, off the next job's path
+        self.released_at: float | None = None  # when the last job left the slot (monotonic)
+        self.retire_seconds = 0.0  # what retiring its runner took the last job, on the slot's time
 
     def start(self) -> WorkerInfo:
         if self.judge is not None and self.judge.alive and self.info is not None:
@@ -363,6 +365,8 @@ class Slot:
         return runner
 
     def run(self, job: Job, timeout_s: float) -> JobOutcome:
+        entered = time.monotonic()
+        idle = entered - self.released_at if self.released_at is not None else None
         blobs = _artifacts(job)
         try:
             self.start()
@@ -374,7 +378,10 @@ class Slot:
         if runner is None:
             return JobOutcome("start_failed", detail="; ".join(failures)[-4000:])
         try:
-            phases = {"runner_wait": time.monotonic() - started}  # the slot's own steps around the judge's job
+            phases = {"runner_wait": time.monotonic() - started,  # the slot's own steps around the judge's job
+                      "slot.before": started - entered, "slot.retire_before": self.retire_seconds}
+            if idle is not None:
+                phases["slot.idle_before"] = idle  # since the previous job left this slot: no job was ready
             mark = time.monotonic()
             cores, exclusive = self.place(runner)
             watch = HostWatch([self.judge.job.pid, runner.job.pid], cores, exclusive, self.setup,
@@ -389,8 +396,11 @@ class Slot:
                 outcome.result.stage_seconds.update({name: round(s, 4) for name, s in phases.items()})
             return outcome
         finally:
+            retiring = time.monotonic()
             self.retire(runner)
             self.fill()
+            self.released_at = time.monotonic()
+            self.retire_seconds = self.released_at - retiring
 
     def ready_runner(self) -> tuple[RunnerProcess | None, dict, list[str]]:
         """A warm runner that came up (its hello received), trying the next ones where one did not: a runner
