@@ -163,11 +163,14 @@ def run_batch(verifier, problem, sources: list[str]) -> dict:
     build = [r.build_seconds for r in results if r.build_seconds is not None]
     stages = sorted({name for r in results for name in r.stage_seconds})
     stage_medians = {name: statistics.median(r.stage_seconds.get(name, 0.0) for r in results) for name in stages}
+    stage_totals = {name: sum(r.stage_seconds.get(name, 0.0) for r in results) for name in stages}  # where the
+    # batch's wall went: a few long waits (a runner not warm yet, a slot idle) hide behind a median
     workers = [r.worker_seconds for r in results if r.worker_seconds is not None]
     return {"candidates": len(sources), "wall_s": wall, "per_minute": 60.0 * len(sources) / wall,
             "seconds_per_candidate": wall / max(len(sources), 1),  # against the judge's and the slot's own
             "worker_seconds_median": statistics.median(workers) if workers else None,
             "stage_seconds_median": stage_medians,
+            "stage_seconds_total": stage_totals,
             "timed_trials_median": statistics.median([next((c.candidate.trials for c in r.configs if c.candidate), 0)
                                                       for r in results]) if results else None,
             "verdicts": {v: verdicts.count(v) for v in set(verdicts)},

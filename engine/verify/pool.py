@@ -145,6 +145,7 @@ class _Sandboxed:
 
     def __init__(self, config: PoolConfig, role: str, gpu: int | None) -> None:
         self.config, self.role, self.gpu = config, role, gpu
+        self.started_at = time.monotonic()
         self.job: SandboxProcess | None = None
         self.channel: Channel | None = None
         self.hello: dict | None = None
@@ -156,6 +157,7 @@ class _Sandboxed:
                cpus: tuple[int, ...] | None = None) -> None:
         """Start the program (on `cpus`, if given); `scratch_env` names variables that point into its scratch
         folder."""
+        self.started_at = time.monotonic()
         self.scratch = scratch_folders.make(self.role, _scratch_root(self.config), limits.scratch_mb)
         home = "/scratch" if boundary().namespaced else str(self.scratch)
         env = {**TIMED_PROCESS_ENV, **env, **{name: f"{home}/{sub}" for name, sub in (scratch_env or {}).items()}}
@@ -379,7 +381,9 @@ class Slot:
             return JobOutcome("start_failed", detail="; ".join(failures)[-4000:])
         try:
             phases = {"runner_wait": time.monotonic() - started,  # the slot's own steps around the judge's job
-                      "slot.before": started - entered, "slot.retire_before": self.retire_seconds}
+                      "slot.before": started - entered, "slot.retire_before": self.retire_seconds,
+                      "runner_age": started - runner.started_at,  # near runner_startup: warm runners ran short
+                      "runner_startup": float(hello.get("startup_s", 0.0) or 0.0)}
             if idle is not None:
                 phases["slot.idle_before"] = idle  # since the previous job left this slot: no job was ready
             mark = time.monotonic()
