@@ -64,7 +64,6 @@ class VerifyOptions:
     static_checks: bool = True
     runtime_checks: bool = True
     recheck_suspicious: bool = True
-    retime_withheld: bool = True  # a correct candidate whose speed the clock could not corroborate: timed once more
     suspicious_speedup: float | None = None  # None: settings.suspicious_speedup
     time_all: bool = False  # PyTorch problems: also time the other visible configurations (shown, not the headline)
 
@@ -236,37 +235,6 @@ class Verifier:
         again.flag_reason = "; ".join(dict.fromkeys([reason, *earlier]))  # what the judge saw either time, kept
         return again
 
-    def judged(self, problem: Problem, job, outcome: JobOutcome, build: CandidateBuild,
-               static: list[IntegrityFinding]) -> EvaluationResult:
-        """A job's outcome as the result a user reads (`finish`, with the device's notes and rounding's caveat)."""
-        result = self.finish(outcome, build, static)
-        result.notes = list(result.notes) + cpu_notes(problem, job.device)
-        if result.verdict == Verdict.INCORRECT and (caveat := rounding_caveat(problem, result.configs)):
-            result.message = f"{result.message} — {caveat}"
-        return result
-
-    def retime(self, problem: Problem, build: CandidateBuild, source: str, static: list[IntegrityFinding],
-               result: EvaluationResult) -> EvaluationResult:
-        """Time a correct candidate once more, in a fresh runner with new seeds, where the judge's clock could not
-        corroborate its first timing (a machine it saw busy, its own loop slowed): an honest kernel then keeps a
-        chance of its speed on a shared machine. The second result stands whole, whatever it says (a candidate
-        wrong the second time is wrong); each timing must pass on its own, so a cheat gains only a second try at
-        what it could not pass once."""
-        if not (self.options.retime_withheld and result.verdict == Verdict.CORRECT and result.speedup is None
-                and result.candidate_us is not None and result.baseline_us and not result.flagged):
-            return result
-        job = self.job_for(problem, build, source)
-        try:
-            outcome = self.ensure_pool().run(job, self.options.timeout_s, fresh=True)
-        finally:
-            shutil.rmtree(Path(job.scratch_dir), ignore_errors=True)
-        again = self.judged(problem, job, outcome, build, static)
-        first = next((n.removeprefix("no speed credited: ") for n in result.notes if n.startswith("no speed credited")),
-                     "the judge's clock could not corroborate it")
-        again.notes = [*again.notes, f"timed a second time in a fresh process: the first timing credited no speed "
-                                     f"({first[:400]})"]
-        return again
-
     def evaluate(self, problem: Problem, source: str, language: str | None = None) -> EvaluationResult:
         language = language or ("python" if problem.kind == "pytorch" else "cuda")
         static = self.static(problem, source, language)
@@ -286,7 +254,10 @@ class Verifier:
             outcome = self.ensure_pool().run(job, self.options.timeout_s)
         finally:
             shutil.rmtree(Path(job.scratch_dir), ignore_errors=True)
-        result = self.retime(problem, build, source, static, self.judged(problem, job, outcome, build, static))
+        result = self.finish(outcome, build, static)
+        result.notes = list(result.notes) + cpu_notes(problem, job.device)
+        if result.verdict == Verdict.INCORRECT and (caveat := rounding_caveat(problem, result.configs)):
+            result.message = f"{result.message} — {caveat}"
         return self.recheck(problem, build, source, static, result)
 
     def _run_when_built(self, problem: Problem, source: str, static: list[IntegrityFinding],
