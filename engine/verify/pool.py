@@ -157,7 +157,6 @@ class _Sandboxed:
                cpus: tuple[int, ...] | None = None) -> None:
         """Start the program (on `cpus`, if given); `scratch_env` names variables that point into its scratch
         folder."""
-        self.started_at = time.monotonic()
         self.scratch = scratch_folders.make(self.role, _scratch_root(self.config), limits.scratch_mb)
         home = "/scratch" if boundary().namespaced else str(self.scratch)
         env = {**TIMED_PROCESS_ENV, **env, **{name: f"{home}/{sub}" for name, sub in (scratch_env or {}).items()}}

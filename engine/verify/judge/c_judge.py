@@ -56,8 +56,6 @@ class CJudge:
         self.device = "cuda" if job.flavor == "cuda-library" and job.device == "cuda" else "cpu"
         self.cuda = self.device == "cuda"
         self.state = JobState()
-        if runner is not None:  # (a unit test's judge has none)
-            runner.stage = self.state.stage
         self.findings = self.state.findings
         self.libraries = libraries
         self.inputs_path: str | None = None

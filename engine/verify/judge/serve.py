@@ -90,6 +90,7 @@ class Judge:
             else:
                 harness = CJudge(job, session, self.scratch, blobs)
             harness.state.on_stage = lambda stage, phase: self.stage_said(job.job_id, stage, phase)
+            session.stage = harness.state.stage  # the region's and the reveals' steps, timed as the job's stages
             result = harness.run()
         except RunnerLost as exc:
             result = EvaluationResult(Verdict.RUNTIME_ERROR, f"the candidate's process ended during {exc.stage}")

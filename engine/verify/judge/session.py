@@ -146,7 +146,7 @@ class RunnerSession:
     kept_back: dict[str, dict] = field(default_factory=dict)  # hidden configurations: sent with their first request
     notes: list[str] = field(default_factory=list)  # what the judge's own side of the job had to say (its notes)
     stage: Callable[[str], contextlib.AbstractContextManager] = lambda _name: contextlib.nullcontext()  # the
-    # harness's stage timer (`JobState.stage`): the region's steps are timed as stages of their own
+    # harness's stage timer (`JobState.stage`, set by the judge's serve loop): the region's steps as stages
 
     def request(self, op: str, stage: str | None = None, fds: tuple[int, ...] = (), **fields) -> Reply:
         """Send one request and return its reply decoded (`wire.replies.REPLIES[op]`); raises RunnerLost,
