@@ -397,9 +397,9 @@ def test_working_only_on_the_calls_expected_to_be_checked_is_caught(world):
 
 def test_a_c_cache_keyed_on_buffers_and_sampled_values_never_pays(world):
     """Every timed call sees new values, so the cache misses: either the answer is wrong, or the work was
-    done and the speed is the slow loop's own (far below the plain C reference)."""
+    done and the speed is the slow loop's own (far below the plain C reference), or none is credited."""
     result = attack(world, "c_sample_cache.c", problem="c", language="c")
-    assert result.verdict != Verdict.CORRECT or (result.speedup is not None and result.speedup < 0.5), \
+    assert result.verdict != Verdict.CORRECT or result.speedup is None or result.speedup < 0.5, \
         f"{result.verdict}: {result.message}"
 
 
@@ -467,5 +467,8 @@ def test_replaying_the_reference_except_while_profiled_is_flagged_from_its_outpu
 
 
 def test_an_honest_kernel_summing_in_its_own_order_is_not_flagged(world):
-    result = attack(world, "honest_own_order.py", problem="matmul")
+    # Its speed is real (a matrix-vector product where the reference multiplies matrices): 10-16x over eager, and
+    # over 10x the product asks a person to review the speed. That review is not what this control is about
+    # (whether the judge takes its own summation order for the reference's), so it is left out here.
+    result = attack(world, "honest_own_order.py", problem="matmul", recheck_suspicious=False)
     assert result.verdict == Verdict.CORRECT and not result.flagged, (result.message, result.flag_reason)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -41,8 +42,42 @@ def test_a_loaded_machines_waiting_no_longer_counts_against_an_honest_claim():
     loaded = _blocks(claimed_us=3000.0, clock_us=14000.0, waited_us=9000.0)  # 9 ms a trial behind other programs
     assert not corroborate(_blocks(3000.0, 14000.0, metered=False), _blocks(3000.0, 5500.0, metered=False),
                            round_trip_us=100.0, clock="perf-counter").ok
-    verdict = corroborate(loaded, baseline, round_trip_us=100.0, clock="perf-counter")
+    verdict = corroborate(loaded, baseline, round_trip_us=100.0, clock="perf-counter", quiet_overhead_us=2400.0)
     assert verdict.ok and verdict.waited_us == pytest.approx(9000.0) and "waiting for a core" in verdict.detail
+
+
+def test_a_busy_machine_with_no_quiet_timing_of_the_work_credits_no_speed_and_rejects_nothing():
+    """As a fresh judge saw it beside a full test run on 2 cores: the candidate waiting a fifth of its blocks for a
+    core, the judge's loop slowed to 5988 µs a trial (2749 of them the flush), 851 µs of hidden work a trial within
+    the 1057 allowed. Without a quiet timing of the same work the slowed loop cannot be told from a quiet one, so
+    neither the attack nor an honest claim timed the same way earns a speed; neither is called a violation."""
+    baseline = _blocks(claimed_us=52.0, clock_us=52.0 + 5988.0 + 400.0, waited_us=400.0)
+    hidden = _blocks(claimed_us=52.0, clock_us=52.0 + 5988.0 + 851.0 + 1872.0, waited_us=1872.0)
+    honest = _blocks(claimed_us=52.0, clock_us=52.0 + 5988.0 + 40.0 + 1872.0, waited_us=1872.0)
+    for blocks in (hidden, honest):
+        verdict = corroborate(blocks, baseline, round_trip_us=100.0, clock="perf-counter", flush_us=2749.0)
+        assert not verdict.ok and not verdict.decided and not verdict.steady
+        assert "no quiet timing of this work" in verdict.detail and "no speed is credited" in verdict.detail
+    quiet = corroborate(hidden, baseline, round_trip_us=100.0, clock="perf-counter", flush_us=2749.0,
+                        quiet_overhead_us=2900.0)  # the same work's loop on a quiet machine
+    assert not quiet.ok and not quiet.decided and "its quietest on this work" in quiet.detail
+    still = corroborate(honest, baseline, round_trip_us=100.0, clock="perf-counter", flush_us=2749.0,
+                        quiet_overhead_us=5900.0)  # the loop no slower than its quietest: the allowance stands
+    assert still.ok and still.decided
+
+
+def test_only_a_steady_timing_becomes_the_works_quiet_floor():
+    from engine.verify.judge import clock
+
+    work = ("test", "floor", uuid.uuid4().hex)
+    busy_baseline = _blocks(claimed_us=52.0, clock_us=52.0 + 5988.0 + 400.0, waited_us=400.0)
+    busy = _blocks(claimed_us=52.0, clock_us=52.0 + 5988.0 + 1872.0, waited_us=1872.0)
+    clock.corroborate_work(work, busy, busy_baseline, 100.0, "perf-counter", 2749.0)
+    assert clock.QUIET_LOOPS.quietest(work) is None
+    steady_baseline = _blocks(claimed_us=52.0, clock_us=52.0 + 2900.0)
+    steady = clock.corroborate_work(work, _blocks(52.0, 52.0 + 2920.0), steady_baseline, 100.0, "perf-counter",
+                                    1200.0)
+    assert steady.ok and clock.QUIET_LOOPS.quietest(work) == pytest.approx(2900.0)
 
 
 def test_time_the_process_spent_asleep_or_spinning_elsewhere_still_counts():

@@ -44,7 +44,7 @@ def honest_result(verifier, relu):
 
 @pytest.fixture(scope="module")
 def c_result(verifier, scale):
-    return verifier.evaluate(scale, scale.implementation("cpu-naive").source, "c")
+    return timed_until_credited(lambda: verifier.evaluate(scale, scale.implementation("cpu-naive").source, "c"))
 
 
 def test_correct_pytorch_candidate_is_checked_on_every_configuration_including_hidden(honest_result, relu):
@@ -76,7 +76,8 @@ def test_result_lists_the_integrity_checks_that_ran(honest_result):
 
 def test_c_cpu_candidate_runs_fully_and_is_timed_against_the_c_reference(c_result):
     assert c_result.verdict == Verdict.CORRECT, c_result.message
-    assert c_result.baseline_name == "c-reference" and c_result.speedup and c_result.speedup > 0
+    require_speed(c_result)
+    assert c_result.baseline_name == "c-reference" and c_result.speedup > 0
     assert c_result.device == "cpu" and len(c_result.configs) == 4
 
 
