@@ -324,3 +324,17 @@ def test_work_hidden_behind_a_slowed_judge_loop_earns_no_speed_and_a_quiet_judge
     loops = QuietLoops()
     loops.saw(("w",), 2300.0), loops.saw(("w",), 1000.0), loops.saw(("w",), 1800.0), loops.saw(("w",), 0.0)
     assert loops.quietest(("w",)) == 1000.0 and loops.quietest(("other",)) is None
+
+
+def test_quiet_floors_survive_export_and_seed_and_nothing_malformed_is_taken():
+    from engine.verify.judge.clock import QuietLoops
+
+    first, second = QuietLoops(), QuietLoops()
+    first.saw(("pytorch", "ref", "large", "perf-counter"), 900.0)
+    first.saw(("pytorch", "ref", "large", "perf-counter"), 700.0)
+    second.seed([*first.export(), "junk", [["x"], "700"], [["y"], float("inf")], [["z", 3], 1.0]])
+    assert second.export() == [[["pytorch", "ref", "large", "perf-counter"], 700.0]]
+    second.seed([[["pytorch", "ref", "large", "perf-counter"], 950.0]])  # a slower loop never raises the floor
+    assert second.quietest(("pytorch", "ref", "large", "perf-counter")) == 700.0
+    second.seed({"not": "a list"})
+    assert len(second.export()) == 1

@@ -171,3 +171,18 @@ def test_a_runner_that_does_not_start_is_retried_and_never_charged_to_the_candid
     monkeypatch.setattr(pool_module.RunnerProcess, "ready", ready_once_broken)
     result = verifier.evaluate(relu, (CHEATS / "honest.py").read_text())
     assert failed and result.verdict == Verdict.CORRECT, result.message
+
+
+def test_a_problems_next_judge_starts_from_the_quiet_floors_its_last_judge_returned(verifier):
+    """A judge serves one problem and is replaced for the next; the pool keeps what the last one returned of its
+    quietest loops and hands it to the problem's next judge, which takes the well-formed pairs and returns them."""
+    info(verifier)
+    slot = verifier.pool._slots[0]
+    problem = slot.judge_problem
+    assert problem is not None and isinstance(slot.quiet_loops.get(problem), list)
+    slot.quiet_loops[problem] = [[["sentinel", "work"], 123.0], ["malformed"], [["nan"], float("nan")],
+                                 [["negative"], -5.0], [[1, 2], 9.0]]
+    slot.restart_judge()
+    info(verifier)
+    assert slot.judge_problem == problem and slot.judge.jobs == 1
+    assert slot.quiet_loops[problem] == [[["sentinel", "work"], 123.0]]

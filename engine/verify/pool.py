@@ -25,7 +25,7 @@ import sys
 import tarfile
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +49,8 @@ LOG_TAIL_CHARS = 20000
 LOG_HEAD_BYTES = 64 << 10  # of a runner's or the judge's output, kept in memory while it runs
 LOG_TAIL_BYTES = 256 << 10
 EXTENSIONS_INSIDE = "/refinery/ext"
+QUIET_FLOORS_KEPT = 512  # per problem, as the judge keeps them (clock.QuietLoops.KEPT)
+QUIET_PROBLEMS_KEPT = 64
 # OpenMP's idle threads sleep instead of spinning between parallel regions, in the judge and the runner alike:
 # a spinning helper's CPU time counts as the job's own, so the clock check took the main thread's wait for a
 # core held by another process as caused by the job itself and kept it on the clock (an honest torch candidate
@@ -315,6 +317,9 @@ class Slot:
         self.teardown_seconds: list[float] = []  # each used runner's tear-down, off the next job's path
         self.released_at: float | None = None  # when the last job left the slot (monotonic)
         self.retire_seconds = 0.0  # what retiring its runner took the last job, on the slot's time
+        # Each problem's quiet floors (the judge's quietest loop a trial on each piece of work, `clock.QuietLoops`),
+        # as its judges last returned them: handed to the problem's next judge, which would start with none
+        self.quiet_loops: OrderedDict[str, list] = OrderedDict()
 
     def start(self) -> WorkerInfo:
         if self.judge is not None and self.judge.alive and self.info is not None:
@@ -453,6 +458,8 @@ class Slot:
         judge = self.judge
         meters = open_job_meters(runner.job, int(hello.get("pid", 0) or 0))
         message = {"op": "job", "job": job.to_json(), "blobs": sizes}
+        if judge.jobs == 0 and self.judge_problem in self.quiet_loops:
+            message["quiet_loops"] = self.quiet_loops[self.judge_problem]
         if meters is not None:
             message["meters"] = meters.layout
         try:
@@ -469,6 +476,8 @@ class Slot:
         message, timed_out = self._await_result(judge, runner, started + timeout_s, watch)
         seconds = time.monotonic() - started
         judge.jobs += 1
+        if message is not None:
+            self.keep_quiet_loops(message.get("quiet_loops"))
         if message is not None and message.get("runner_lost"):
             with contextlib.suppress(Exception):  # it is dying: let its exit status arrive
                 runner.job.wait(timeout=5)
@@ -493,6 +502,15 @@ class Slot:
             return JobOutcome("crashed", result, message["result"], log, seconds,
                               f"{result.message} ({exit_detail})", hello.get("pid"))
         return JobOutcome("ok", result, message["result"], log, seconds, "", hello.get("pid"))
+
+    def keep_quiet_loops(self, floors: object) -> None:
+        """Keep the floors the judge returned for its problem (bounded; the next judge checks each pair)."""
+        if self.judge_problem is None or not isinstance(floors, list):
+            return
+        self.quiet_loops[self.judge_problem] = floors[:QUIET_FLOORS_KEPT]
+        self.quiet_loops.move_to_end(self.judge_problem)
+        while len(self.quiet_loops) > QUIET_PROBLEMS_KEPT:
+            self.quiet_loops.popitem(last=False)
 
     def _await_result(self, judge: JudgeProcess, runner: RunnerProcess, deadline: float,
                       watch: HostWatch | None = None) -> tuple[dict | None, bool]:

@@ -195,11 +195,26 @@ class QuietLoops:
         return self.floors.get(key)
 
     def saw(self, key: tuple, overhead_us: float) -> None:
-        if overhead_us <= 0:
+        if not overhead_us > 0 or not math.isfinite(overhead_us):
             return
         self.floors[key] = min(overhead_us, self.floors.get(key, overhead_us))
         while len(self.floors) > self.KEPT:
             self.floors.pop(next(iter(self.floors)))
+
+    def export(self) -> list[list]:
+        """The floors as [key, µs] pairs, for the pool to hand the problem's next judge (a judge serves one
+        problem and is replaced for the next, which would otherwise start with no quiet timing of any work)."""
+        return [[list(key), floor] for key, floor in self.floors.items()]
+
+    def seed(self, pairs: object) -> None:
+        """Take floors the pool kept from this problem's earlier judges (`export`); anything malformed is
+        skipped: at worst the judge starts with fewer floors, and withholds more speed."""
+        if not isinstance(pairs, list):
+            return
+        for pair in pairs[:self.KEPT]:
+            if (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], list)
+                    and all(isinstance(part, str) for part in pair[0]) and isinstance(pair[1], int | float)):
+                self.saw(tuple(pair[0]), float(pair[1]))
 
 
 QUIET_LOOPS = QuietLoops()  # one judge process, many candidates: kept for its life

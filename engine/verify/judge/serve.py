@@ -127,6 +127,7 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     import torch
 
+    from engine.verify.judge import clock
     from engine.verify.judge.job import Job
     from engine.wire.channel import Channel, ChannelClosed
 
@@ -157,7 +158,9 @@ def main(argv: list[str]) -> int:
         job = Job.from_json(message["job"])
         job.device = judge.device if job.device == "cuda" else job.device
         blobs = _split(payload, message.get("blobs", {}))
+        clock.QUIET_LOOPS.seed(message.get("quiet_loops"))  # this problem's floors from its earlier judges
         result, lost = judge.judge(job, blobs, fds[0], _runner_meter(message.get("meters"), fds[1:]))
         for extra in fds[1:]:
             os.close(extra)
-        control.send({"type": "result", "job_id": job.job_id, "result": result, "runner_lost": lost})
+        control.send({"type": "result", "job_id": job.job_id, "result": result, "runner_lost": lost,
+                      "quiet_loops": clock.QUIET_LOOPS.export()})
