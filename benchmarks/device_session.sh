@@ -32,6 +32,10 @@
 #        pinning                benchmarks/region_pinning.py: page-locking the shared region, its cost and gain
 #        steps                  benchmarks/timing_step_costs.py: what each untimed step around a timed call costs
 #        placement              benchmarks/atomic_placement.py: histogram/naive with its bins at other offsets
+#        warmup[:1,10,16]       benchmarks/runner_warmup.py: fresh runners warmed in waves of that many at once
+#                               (each step's wall and CPU seconds, runners ready a second)
+#        env:NAME=VALUE         export a variable for the steps after it (THROUGHPUT_TAG names the next
+#                               throughput file: a second throughput run beside the first)
 #        polybench:DIR          benchmarks/polybench_import.py DIR --verify: every PolyBench kernel imported and
 #                               its generated CUDA port checked on the GPU (DIR: a checkout carried along)
 # Needs `.whl` carried (and `.raypkg` for the Ray steps), and `.sandbox-tools` where the machine has no
@@ -136,7 +140,8 @@ step_throughput() {
   ( cd "$tree" && PYTHONPATH=$PWD:/tmp/site timeout "$(cap ${THROUGHPUT_CAP:-240})" python3 \
     benchmarks/verifier_throughput.py --native ${NATIVE:-40} --inline ${INLINE:-1} \
     ${THROUGHPUT_AGAINST:+--against "$THROUGHPUT_AGAINST"} \
-    --out $OUT/throughput-$(basename "$(realpath "$tree")").json ) >> $OUT/benchmarks.log 2>&1
+    --out $OUT/throughput-$(basename "$(realpath "$tree")")${THROUGHPUT_TAG:+-$THROUGHPUT_TAG}.json ) \
+    >> $OUT/benchmarks.log 2>&1
   note "throughput ${tree}: exit $?, $(grep '^native:' $OUT/benchmarks.log | tail -1 | cut -c1-400)"
 }
 
@@ -150,6 +155,14 @@ step_honest() {
   note "honest: exit $rc, $(grep -cv '"summary"' $OUT/honest.jsonl 2>/dev/null) lines, $(grep -E '^[0-9]+ candidates in' /tmp/honest.log | cut -c1-300) $(grep '^FALSE REJECTS' /tmp/honest.log)"
   grep "false reject:" /tmp/honest.log | cut -c1-240 | tee -a "$log"
 }
+
+step_warmup() {
+  timeout "$(cap 150)" python3 benchmarks/runner_warmup.py ${1:+--waves "$1"} --out $OUT/warmup.json \
+    >> $OUT/benchmarks.log 2>&1
+  note "warmup: exit $?"; grep '^{"runners"' $OUT/benchmarks.log | cut -c1-300 | tee -a "$log"
+}
+
+step_env() { export "$1"; note "env $1"; }
 
 step_pinning() {
   timeout "$(cap 120)" python3 benchmarks/region_pinning.py --json $OUT/pinning.json >> $OUT/benchmarks.log 2>&1

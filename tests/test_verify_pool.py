@@ -14,7 +14,7 @@ from engine.schema.verdict import Verdict
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.judge.job import Job
-from engine.verify.pool import PoolConfig, WorkerPool
+from engine.verify.pool import PoolConfig, WorkerPool, startup_steps
 from engine.verify.prepare import TimingOptions
 from engine.wire.policy import TrialPolicy
 
@@ -186,3 +186,10 @@ def test_a_problems_next_judge_starts_from_the_quiet_floors_its_last_judge_retur
     info(verifier)
     assert slot.judge_problem == problem and slot.judge.jobs == 1
     assert slot.quiet_loops[problem] == [[["sentinel", "work"], 123.0]]
+
+
+def test_a_runners_warm_up_account_is_read_as_known_steps_with_plain_numbers_only():
+    hello = {"startup_phases": {"torch": [1.5, 1.4], "context": [0.3, 0.1], "cupy": ["x", 0], "digest": [float("nan")],
+                                "profiler": [], "made-up": [9.0, 9.0]}}
+    assert startup_steps(hello) == {"runner_startup.torch": 1.5, "runner_startup.context": 0.3}
+    assert startup_steps({"startup_phases": "lots"}) == {} and startup_steps({}) == {}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import math
 import os
 import queue
 import socket
@@ -122,6 +123,23 @@ class JobOutcome:
 def gpu_driver_present() -> bool:
     """Whether an NVIDIA driver is loaded here: cheap, no CUDA initialisation (False means certainly no GPU)."""
     return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidiactl").exists()
+
+
+WARM_UP_STEPS = ("torch", "context", "cupy", "digest", "profiler", "knockout")  # the runner's `warm_up`
+
+
+def startup_steps(hello: dict) -> dict[str, float]:
+    """The runner's own account of its warm-up, as `runner_startup.<step>` wall seconds (for the record
+    only: it ran before any candidate, and only known steps with plain numbers are taken)."""
+    steps = hello.get("startup_phases")
+    if not isinstance(steps, dict):
+        return {}
+    taken: dict[str, float] = {}
+    for name in WARM_UP_STEPS:
+        value = steps.get(name)
+        if isinstance(value, list) and value and isinstance(value[0], int | float) and math.isfinite(value[0]):
+            taken[f"runner_startup.{name}"] = float(value[0])
+    return taken
 
 
 def spare_count(config: PoolConfig, gpu: bool) -> int:
@@ -387,7 +405,7 @@ class Slot:
             phases = {"runner_wait": time.monotonic() - started,  # the slot's own steps around the judge's job
                       "slot.before": started - entered, "slot.retire_before": self.retire_seconds,
                       "runner_age": started - runner.started_at,  # near runner_startup: warm runners ran short
-                      "runner_startup": float(hello.get("startup_s", 0.0) or 0.0)}
+                      "runner_startup": float(hello.get("startup_s", 0.0) or 0.0), **startup_steps(hello)}
             if idle is not None:
                 phases["slot.idle_before"] = idle  # since the previous job left this slot: no job was ready
             mark = time.monotonic()

@@ -228,31 +228,49 @@ def _unpack_extensions(payload: bytes, root: str) -> None:
 
 
 def warm_up(device: str) -> dict:
-    """Import what candidates use and make the CUDA context, before any candidate exists."""
+    """Import what candidates use and make the CUDA context, before any candidate exists.
+
+    Each step's wall and CPU seconds go in the hello: a GPU slot takes a fresh runner every candidate, so
+    how fast runners warm (and what of it is CPU work the cores share) bounds the slot's throughput."""
     started = time.perf_counter()
+    phases: dict[str, list[float]] = {}
+    mark = [started, time.process_time()]
+
+    def phase(name: str) -> None:
+        now, cpu = time.perf_counter(), time.process_time()
+        phases[name] = [round(now - mark[0], 4), round(cpu - mark[1], 4)]
+        mark[:] = [now, cpu]
+
     import torch
     import torch.autograd.profiler  # noqa: F401 - loaded before the guard's snapshot, not inside a job
 
+    phase("torch")
     cuda = device == "cuda" and torch.cuda.is_available()
     name = None
     if cuda:
         torch.cuda.init()
         probe = torch.zeros(1024, device="cuda")
         name = torch.cuda.get_device_name()
+        phase("context")
         with contextlib.suppress(Exception):  # CuPy candidates then fail at import with the reason
             import cupy
 
             kernel = cupy.RawKernel('extern "C" __global__ void warm(float* x) { x[threadIdx.x] += 1.f; }', "warm")
             kernel((1,), (32,), (probe.data_ptr(),))  # NVRTC and the driver's module loading, ahead of time
+        phase("cupy")
         from engine.wire import chunks
 
         chunks.fused_agrees(torch.cuda.current_device())  # the block commitments' kernel, compiled and tried
+        phase("digest")
         from engine.wire.profiling import profile_call
 
         profile_call(lambda: torch.relu(probe), True)  # the profiler's first start (CUPTI) costs a second
         torch.cuda.synchronize()
+        phase("profiler")
         knockout.install()  # before any candidate code: the wrappers are part of what the guards snapshot
-    return {"cuda": cuda, "device": name, "torch": torch.__version__, "startup_s": time.perf_counter() - started}
+        phase("knockout")
+    return {"cuda": cuda, "device": name, "torch": torch.__version__, "startup_s": time.perf_counter() - started,
+            "startup_phases": phases}
 
 
 def main(argv: list[str]) -> int:
