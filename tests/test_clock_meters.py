@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -188,15 +189,19 @@ def test_a_gpu_slot_pauses_its_warming_runners_and_judge_for_a_timing_and_a_cpu_
     calls: list[str] = []
     job = SimpleNamespace(pause=lambda: calls.append("pause"), resume=lambda: calls.append("resume"))
     slot = Slot.__new__(Slot)
-    slot.spares = [SimpleNamespace(job=job, alive=True), SimpleNamespace(job=job, alive=False)]
+    slot.gate_lock, slot.timing = threading.Lock(), False
+    importing = SimpleNamespace(job=job, alive=True, gate="imported", let_onto_gpu=lambda: calls.append("let on"))
+    slot.spares = [SimpleNamespace(job=job, alive=True, gate="open"),
+                   SimpleNamespace(job=job, alive=False, gate="open"),
+                   importing]  # still importing: no GPU work until the timing ends, so it keeps going
     slot.spare_judge = SimpleNamespace(job=job, alive=True)  # warming for the next problem: a CUDA context too
     slot.device = "cpu"
     assert slot.pause_spares() == [] and calls == []
     slot.device = "cuda"
     paused = slot.pause_spares()
-    assert len(paused) == 2 and calls == ["pause", "pause"]
-    Slot.resume_spares(paused)
-    assert calls == ["pause", "pause", "resume", "resume"] and paused == []
+    assert len(paused) == 2 and calls == ["pause", "pause"] and slot.timing
+    slot.resume_spares(paused)
+    assert calls == ["pause", "pause", "resume", "resume", "let on"] and paused == [] and not slot.timing
 
 
 IDLE_HELPERS_PROBE = """

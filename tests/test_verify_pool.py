@@ -3,6 +3,7 @@ process of its own; candidate processes run sandboxed (no secrets, limits, their
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from engine.schema.verdict import Verdict
 from engine.settings import get_settings
 from engine.verify.evaluate import Verifier, VerifyOptions
 from engine.verify.judge.job import Job
-from engine.verify.pool import PoolConfig, WorkerPool, startup_steps
+from engine.verify.pool import PoolConfig, Slot, WorkerPool, startup_steps
 from engine.verify.prepare import TimingOptions
 from engine.wire.policy import TrialPolicy
 
@@ -189,7 +190,50 @@ def test_a_problems_next_judge_starts_from_the_quiet_floors_its_last_judge_retur
 
 
 def test_a_runners_warm_up_account_is_read_as_known_steps_with_plain_numbers_only():
-    hello = {"startup_phases": {"torch": [1.5, 1.4], "context": [0.3, 0.1], "cupy": ["x", 0], "digest": [float("nan")],
-                                "profiler": [], "made-up": [9.0, 9.0]}}
-    assert startup_steps(hello) == {"runner_startup.torch": 1.5, "runner_startup.context": 0.3}
+    hello = {"startup_phases": {"imports": [1.5, 1.4], "context": [0.3, 0.1], "cupy": ["x", 0],
+                                "digest": [float("nan")], "profiler": [], "made-up": [9.0, 9.0]}}
+    assert startup_steps(hello) == {"runner_startup.imports": 1.5, "runner_startup.context": 0.3}
     assert startup_steps({"startup_phases": "lots"}) == {} and startup_steps({}) == {}
+
+
+def _wait_for(condition, seconds: float = 60.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def test_a_gpu_slots_warming_runners_import_beside_a_timing_and_go_onto_the_gpu_only_after_it(tmp_path):
+    """A GPU slot's spares do their imports (CPU work) while a timing runs, and are let onto the GPU only
+    when it has ended; with no timing they are let on as soon as they are imported. The runners here are
+    GPU runners on a machine without one: the gate is the same, the GPU steps find no device."""
+    config = PoolConfig.from_settings(scratch_root=tmp_path, spares=2, timing_cores="off")
+    slot = Slot(config, None)
+    slot.device = "cuda"  # as a judge on a GPU would have said
+    taken = []
+
+    def take():
+        taken.append(slot.take_runner())
+        return taken[-1].ready()
+
+    try:
+        paused = slot.pause_spares()  # a timing has started before the spares exist
+        slot.fill()
+        assert _wait_for(lambda: all(r.gate == "imported" for r in slot.spares)), [r.gate for r in slot.spares]
+        time.sleep(0.3)
+        assert [r.gate for r in slot.spares] == ["imported", "imported"]  # none goes on while it times
+        slot.resume_spares(paused)
+        assert [r.gate for r in slot.spares] == ["open", "open"]
+        hello = take()
+        assert hello["startup_phases"]["gate"][0] >= 0.3  # it waited at the gate for the timing's end
+        take()  # the other one that waited
+        # With nothing timed, a new spare is let on as soon as it has imported
+        assert _wait_for(lambda: all(r.gate == "open" for r in slot.spares)), [r.gate for r in slot.spares]
+        fresh = take()
+        assert "gate" in fresh["startup_phases"] and fresh["startup_phases"]["gate"][0] < 0.3
+    finally:
+        for runner in taken:
+            slot.retire(runner)
+        slot.close()

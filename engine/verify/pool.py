@@ -20,6 +20,7 @@ import io
 import math
 import os
 import queue
+import select
 import socket
 import subprocess
 import sys
@@ -44,6 +45,7 @@ from engine.verify.judge.job import Job
 from engine.wire.channel import Channel, ChannelClosed, ProtocolError
 
 STARTUP_TIMEOUT_S = 300.0
+GATE_POLL_S = 0.02  # how soon a runner done importing is let onto an idle GPU
 RUNNER_START_TRIES = 3  # warm runners tried for one job before the job fails as the verifier's
 JUDGE_GRACE_S = 30.0
 LOG_TAIL_CHARS = 20000
@@ -125,7 +127,7 @@ def gpu_driver_present() -> bool:
     return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidiactl").exists()
 
 
-WARM_UP_STEPS = ("torch", "context", "cupy", "digest", "profiler", "knockout")  # the runner's `warm_up`
+WARM_UP_STEPS = ("imports", "gate", "context", "cupy", "digest", "profiler", "knockout")  # the runner's `warm_up`
 
 
 def startup_steps(hello: dict) -> dict[str, float]:
@@ -269,6 +271,39 @@ class RunnerProcess(_Sandboxed):
             scratch_folders.remove(self.ext)
             raise
 
+        # A GPU runner stops after its imports until the slot lets it onto the GPU (`serve.warm_up`'s gate):
+        # "closed" (importing), "imported" (waiting for the go-ahead), "open" (on the GPU), "broken"
+        self.gate = "closed" if device == "cuda" else "open"
+
+    def take_imported(self, timeout_s: float = STARTUP_TIMEOUT_S) -> None:
+        """Receive the runner's word that its imports are done ("broken" where it sent anything else)."""
+        self.channel.sock.settimeout(timeout_s)
+        try:
+            message, _, _ = self.channel.receive()
+        except (ChannelClosed, ProtocolError, OSError):
+            self.gate = "broken"  # its hello will not come either: `ready` says why
+            return
+        finally:
+            with contextlib.suppress(OSError):
+                self.channel.sock.settimeout(None)
+        self.gate = "imported" if message.get("type") == "imported" else "broken"
+
+    def let_onto_gpu(self) -> None:
+        try:
+            self.channel.send({"op": "warm"})
+            self.gate = "open"
+        except OSError:
+            self.gate = "broken"
+
+    def ready(self, timeout_s: float = STARTUP_TIMEOUT_S) -> dict:
+        """The hello, letting the runner onto the GPU first where it still waits (its slot times nothing now:
+        it is the runner of the slot's next job)."""
+        if self.hello is None and self.gate == "closed":
+            self.take_imported(timeout_s)
+        if self.hello is None and self.gate == "imported":
+            self.let_onto_gpu()
+        return super().ready(timeout_s)
+
     def close(self) -> None:
         super().close()
         scratch_folders.remove(self.ext)
@@ -338,6 +373,11 @@ class Slot:
         # Each problem's quiet floors (the judge's quietest loop a trial on each piece of work, `clock.QuietLoops`),
         # as its judges last returned them: handed to the problem's next judge, which would start with none
         self.quiet_loops: OrderedDict[str, list] = OrderedDict()
+        # A GPU slot's warming runners go onto the GPU only while it times nothing (`keep_gates`)
+        self.gate_lock = threading.Lock()
+        self.timing = False
+        self.gatekeeper: threading.Thread | None = None
+        self.closing = False
 
     def start(self) -> WorkerInfo:
         if self.judge is not None and self.judge.alive and self.info is not None:
@@ -363,7 +403,12 @@ class Slot:
 
     def fill(self) -> None:
         while len(self.spares) < spare_count(self.config, self.device == "cuda"):
-            self.spares.append(RunnerProcess(self.config, self.gpu, self.device, self.cores, self.others))
+            runner = RunnerProcess(self.config, self.gpu, self.device, self.cores, self.others)
+            with self.gate_lock:
+                self.spares.append(runner)
+        if self.device == "cuda" and not self.closing and (self.gatekeeper is None or not self.gatekeeper.is_alive()):
+            self.gatekeeper = threading.Thread(target=self.keep_gates, name="runner-gates", daemon=True)
+            self.gatekeeper.start()
         if self.judge is not None and self.judge_problem is not None and \
                 (self.spare_judge is None or not self.spare_judge.alive):
             if self.spare_judge is not None:
@@ -383,7 +428,8 @@ class Slot:
         it at once (many cores; the events time the device); on a CPU slot only after the job, so its
         start-up does not share the cores with the candidate's timing."""
         self.fill()
-        runner = self.spares.popleft()
+        with self.gate_lock:
+            runner = self.spares.popleft()
         if self.device == "cuda":
             self.fill()
         return runner
@@ -541,25 +587,53 @@ class Slot:
         finally:
             self.resume_spares(paused)
 
-    def pause_spares(self) -> list[RunnerProcess]:
-        """Stop the slot's warming runners while a GPU timing runs: a runner warming up creates its CUDA
-        context and compiles and launches its first kernels on the same GPU, and a second context's work
-        is time-sliced with the one being timed (seen on the H200: short kernels and their eager baseline
-        up to 1.8x slower with warming runners beside them). On a CPU slot nothing warms during a job."""
+    def keep_gates(self) -> None:
+        """Let each warming runner onto the GPU as soon as its imports are done, unless the slot is timing
+        (then at the timing's end, `resume_spares`): the imports go on beside a timing, the GPU work never."""
+        while not self.closing:
+            with self.gate_lock:
+                waiting = {r.channel.sock.fileno(): r for r in self.spares if r.gate == "closed" and r.channel}
+            if not waiting:
+                time.sleep(GATE_POLL_S)
+                continue
+            try:
+                readable, _, _ = select.select(list(waiting), [], [], GATE_POLL_S)
+            except (OSError, ValueError):  # a runner closed meanwhile
+                continue
+            with self.gate_lock:
+                for fd in readable:
+                    runner = waiting[fd]
+                    if runner in self.spares and runner.gate == "closed" and runner.channel is not None:
+                        runner.take_imported(GATE_POLL_S * 20)
+                        if runner.gate == "imported" and not self.timing:
+                            runner.let_onto_gpu()
+
+    def pause_spares(self) -> list[_Sandboxed]:
+        """Stop the slot's runners that are on the GPU while a GPU timing runs: a runner warming up creates
+        its CUDA context and compiles and launches its first kernels on the same GPU, and a second context's
+        work is time-sliced with the one being timed (seen on the H200: short kernels and their eager
+        baseline up to 1.8x slower with warming runners beside them). Runners still importing keep going:
+        they wait at their gate until the timing ends. On a CPU slot nothing warms during a job."""
         if self.device != "cuda":
             return []
-        paused = [spare for spare in (*self.spares, self.spare_judge) if spare is not None and spare.job is not None
-                  and spare.alive]
+        with self.gate_lock:
+            self.timing = True
+            paused = [spare for spare in (*self.spares, self.spare_judge) if spare is not None
+                      and spare.job is not None and spare.alive and getattr(spare, "gate", "open") == "open"]
         for spare in paused:
             spare.job.pause()
         return paused
 
-    @staticmethod
-    def resume_spares(paused: list[_Sandboxed]) -> None:
+    def resume_spares(self, paused: list[_Sandboxed]) -> None:
         for spare in paused:
             if spare.job is not None:
                 spare.job.resume()
         paused.clear()
+        with self.gate_lock:
+            self.timing = False
+            for runner in self.spares:
+                if runner.gate == "imported":
+                    runner.let_onto_gpu()
 
     def _receive_result(self, judge: JudgeProcess, runner: RunnerProcess, deadline: float,
                         watch: HostWatch | None, paused: list[RunnerProcess]) -> tuple[dict | None, bool]:
@@ -602,6 +676,9 @@ class Slot:
         self.judge, self.info = None, None
 
     def close(self) -> None:
+        self.closing = True
+        if self.gatekeeper is not None:
+            self.gatekeeper.join(1.0)
         for thread in self.retiring:
             thread.join()
         self.retiring.clear()
