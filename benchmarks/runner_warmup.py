@@ -14,45 +14,34 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import select
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
-def open_gates_as_imported(runners) -> None:
-    waiting = {r.channel.sock.fileno(): r for r in runners if r.gate == "closed"}
-    while waiting:
-        readable, _, _ = select.select(list(waiting), [], [], 60.0)
-        if not readable:
-            return  # `ready` then says which did not come up
-        for fd in readable:
-            runner = waiting.pop(fd)
-            runner.take_imported()
-            if runner.gate == "imported":
-                runner.let_onto_gpu()
-
-
 def wave(config, plan, count: int) -> dict:
-    from engine.verify.pool import RunnerProcess
+    """`count` spares of an idle GPU slot (its own gatekeeper lets each onto the GPU once imported)."""
+    from engine.verify.pool import Slot
 
+    slot = Slot(replace(config, spares=count), None, plan.slots[0] if plan.slots else None,
+                plan.others if plan.pinned else None, plan.reason)
+    slot.device = "cuda"  # as its judge would say; no judge is started
     started = time.monotonic()
-    runners = [RunnerProcess(config, None, "cuda", plan.slots[0] if plan.slots else None, plan.others)
-               for _ in range(count)]
-    spawned = time.monotonic() - started
-    hellos = []
     try:
-        open_gates_as_imported(runners)  # as an idle slot does: nothing is being timed
-        for runner in runners:
-            hellos.append(runner.ready())
+        slot.fill()
+        spawned = time.monotonic() - started
+        deadline = started + 300.0
+        while any(r.gate == "closed" for r in slot.spares) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the gatekeeper alone reads a spare until its gate is open
+        hellos = [runner.ready() for runner in slot.spares]
         wall = time.monotonic() - started
     finally:
-        for runner in runners:
-            runner.close()
+        slot.close()
     steps = sorted({name for hello in hellos for name in hello.get("startup_phases", {})})
     per_step = {name: {"wall_s": statistics.median(h["startup_phases"][name][0] for h in hellos),
                        "cpu_s": statistics.median(h["startup_phases"][name][1] for h in hellos)}

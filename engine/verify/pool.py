@@ -45,7 +45,7 @@ from engine.verify.judge.job import Job
 from engine.wire.channel import Channel, ChannelClosed, ProtocolError
 
 STARTUP_TIMEOUT_S = 300.0
-GATE_POLL_S = 0.02  # how soon a runner done importing is let onto an idle GPU
+GATE_POLL_S = 0.02  # while runners import: how soon a new spare is watched too
 RUNNER_START_TRIES = 3  # warm runners tried for one job before the job fails as the verifier's
 JUDGE_GRACE_S = 30.0
 LOG_TAIL_CHARS = 20000
@@ -375,6 +375,7 @@ class Slot:
         self.quiet_loops: OrderedDict[str, list] = OrderedDict()
         # A GPU slot's warming runners go onto the GPU only while it times nothing (`keep_gates`)
         self.gate_lock = threading.Lock()
+        self.gate_changed = threading.Condition(self.gate_lock)  # a spare added, or the slot closing
         self.timing = False
         self.gatekeeper: threading.Thread | None = None
         self.closing = False
@@ -404,8 +405,9 @@ class Slot:
     def fill(self) -> None:
         while len(self.spares) < spare_count(self.config, self.device == "cuda"):
             runner = RunnerProcess(self.config, self.gpu, self.device, self.cores, self.others)
-            with self.gate_lock:
+            with self.gate_changed:
                 self.spares.append(runner)
+                self.gate_changed.notify()
         if self.device == "cuda" and not self.closing and (self.gatekeeper is None or not self.gatekeeper.is_alive()):
             self.gatekeeper = threading.Thread(target=self.keep_gates, name="runner-gates", daemon=True)
             self.gatekeeper.start()
@@ -591,11 +593,11 @@ class Slot:
         """Let each warming runner onto the GPU as soon as its imports are done, unless the slot is timing
         (then at the timing's end, `resume_spares`): the imports go on beside a timing, the GPU work never."""
         while not self.closing:
-            with self.gate_lock:
+            with self.gate_changed:
                 waiting = {r.channel.sock.fileno(): r for r in self.spares if r.gate == "closed" and r.channel}
-            if not waiting:
-                time.sleep(GATE_POLL_S)
-                continue
+                if not waiting:
+                    self.gate_changed.wait()  # idle until a spare is added (no polling while none imports)
+                    continue
             try:
                 readable, _, _ = select.select(list(waiting), [], [], GATE_POLL_S)
             except (OSError, ValueError):  # a runner closed meanwhile
@@ -676,7 +678,9 @@ class Slot:
         self.judge, self.info = None, None
 
     def close(self) -> None:
-        self.closing = True
+        with self.gate_changed:
+            self.closing = True
+            self.gate_changed.notify()
         if self.gatekeeper is not None:
             self.gatekeeper.join(1.0)
         for thread in self.retiring:
