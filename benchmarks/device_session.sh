@@ -214,3 +214,8 @@ for step in "$@"; do
   "step_$name" "$arg"
 done
 note "done"
+# The device brings back at most eight files: past that, everything but the session log travels as one archive.
+if [ "$(find $OUT -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
+  (cd $OUT && tar -czf results.tar.gz --exclude=session.log --exclude=results.tar.gz --remove-files -- *) \
+    && note "packed into results.tar.gz"
+fi

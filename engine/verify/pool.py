@@ -146,7 +146,9 @@ def startup_steps(hello: dict) -> dict[str, float]:
 
 def spare_count(config: PoolConfig, gpu: bool) -> int:
     """Warm runners per slot: a runner takes seconds to start (torch, the CUDA context) and serves one
-    candidate, so a GPU slot keeps enough warming to start about one a second; a CPU slot keeps one."""
+    candidate, so a GPU slot keeps enough warming to start about one a second; a CPU slot keeps one.
+    More is not faster: on a 16-core H100 host ten spares kept the judge fed (2.8 s of a 23.8 s batch
+    spent waiting) and fourteen slowed every job by competing for the cores (RESULTS.md, 2026-12-08)."""
     if config.spares:
         return config.spares
     if not gpu:
