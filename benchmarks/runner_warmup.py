@@ -48,7 +48,9 @@ def wave(config, plan, count: int) -> dict:
                 for name in steps if all(name in h.get("startup_phases", {}) for h in hellos)}
     return {"runners": count, "spawn_s": spawned, "wall_s": wall, "ready_per_s": count / wall,
             "startup_s_median": statistics.median(h["startup_s"] for h in hellos),
-            "cpu_s_median": sum(step["cpu_s"] for step in per_step.values()), "steps": per_step}
+            "cpu_s_median": statistics.median(sum(step[1] for step in h.get("startup_phases", {}).values())
+                                              for h in hellos),
+            "steps": per_step}
 
 
 def main() -> int:
